@@ -1,0 +1,288 @@
+"""Typed settings: agents, follow-along, permission rules, fs policy.
+
+Sources merge per agent, lowest first: built-in presets, the user's ``acp-lsp/config.toml``,
+the workspace's ``acp-lsp.toml``, then ``initializationOptions`` (or a later
+``workspace/didChangeConfiguration``, section ``acp``). A bad setting never kills the server:
+it is reported by name and the rest of the configuration is used.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.alias_generators import to_camel
+
+from acp_lsp.protocol import describe_validation_error
+
+JsonObject = dict[str, Any]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class AgentConfig(_Model):
+    """One agent: ACP (``command``) or AAP (``url``)."""
+
+    title: str | None = None
+    """Display name; defaults to the agent's key."""
+    command: str | None = None
+    """ACP: the program to run (found on PATH)."""
+    args: list[str] = Field(default_factory=list)
+    """ACP: its arguments."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Variables passed to the agent (``${env:NAME}`` expands from the server's environment).
+    The agent gets only these plus PATH, HOME, locale and TERM: never the editor's whole env."""
+    mcp_servers: list[JsonObject] = Field(default_factory=list)
+    """ACP McpServer objects passed on session/new and session/load."""
+    url: str | None = None
+    """AAP: the server's base URL."""
+    agent: str | None = None
+    """AAP: the agent's name in ``GET /meta`` (default: the only or first agent)."""
+    api_key: str | None = None
+    """AAP: bearer token (use ``${env:NAME}``; never logged)."""
+    options: dict[str, str] = Field(default_factory=dict)
+    """AAP: agent options for new sessions."""
+    trusted_tools: list[str] = Field(default_factory=list)
+    """AAP: server tools that run without asking."""
+    stream: Literal["delta", "message", "none"] | None = None
+    """AAP: stream mode (default: the best the agent offers)."""
+    request_timeout: float = 30.0
+    """Seconds before a control request (not a prompt) that gets no answer fails."""
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> AgentConfig:
+        if self.command is None and self.url is None:
+            raise ValueError("needs either 'command' (ACP) or 'url' (AAP)")
+        if self.command is not None and self.url is not None:
+            raise ValueError("has both 'command' and 'url': pick ACP or AAP")
+        return self
+
+    @property
+    def protocol(self) -> str:
+        return "aap" if self.url is not None else "acp"
+
+
+class PermissionRule(_Model):
+    """Answer permission prompts without asking: by tool kind and/or path glob."""
+
+    kind: str | None = None
+    """Tool kind (read, edit, execute, ...); None matches any."""
+    path: str | None = None
+    """Glob; matches only when every location of the call matches."""
+    title: str | None = None
+    """Regular expression searched in the tool call's title."""
+    action: Literal["allow", "reject", "ask"] = "ask"
+
+
+class PermissionSettings(_Model):
+    rules: list[PermissionRule] = Field(default_factory=list)
+
+
+class FsSettings(_Model):
+    allow_outside_workspace: bool = False
+    """Let agents read and write outside the session cwd, workspace folders and
+    additional directories."""
+
+
+class Settings(_Model):
+    agents: dict[str, AgentConfig] = Field(default_factory=dict)
+    default_agent: str | None = None
+    follow_along: bool = True
+    """Jump to the files and lines tool calls touch (per session: acp/setFollow)."""
+    follow_debounce_ms: int = 200
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    fs: FsSettings = Field(default_factory=FsSettings)
+    review_writes: bool = False
+    """Route fs/write_text_file edits through the editor's confirmation (change annotations
+    with needsConfirmation) where the client supports them."""
+    flush_ms: int = 30
+    """Batching window for acp/sessionUpdate notifications."""
+    cancel_grace_s: float = 10.0
+    """After acp/cancel, how long an agent may take to end the turn before it is stopped."""
+
+    @property
+    def default(self) -> str:
+        if self.default_agent and self.default_agent in self.agents:
+            return self.default_agent
+        return "demo" if "demo" in self.agents else next(iter(self.agents), "demo")
+
+
+def presets() -> dict[str, JsonObject]:
+    """Built-in agents. ``demo`` (the offline agent) is the default when nothing is set."""
+    return {
+        "demo": {
+            "title": "Demo (built-in, offline)",
+            "command": sys.executable,
+            "args": ["-m", "acp_lsp.demo_agent"],
+        },
+        "claude": {
+            "title": "Claude Code",
+            "command": "npx",
+            "args": ["-y", "@zed-industries/claude-agent-acp@0.23.1"],
+            "env": {"ANTHROPIC_API_KEY": "${env:ANTHROPIC_API_KEY}"},
+        },
+        "gemini": {
+            "title": "Gemini CLI",
+            "command": "gemini",
+            "args": ["--experimental-acp"],
+            "env": {"GEMINI_API_KEY": "${env:GEMINI_API_KEY}"},
+        },
+        "codex": {
+            "title": "Codex",
+            "command": "npx",
+            "args": ["-y", "@zed-industries/codex-acp"],
+            "env": {"OPENAI_API_KEY": "${env:OPENAI_API_KEY}"},
+        },
+    }
+
+
+_ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class SecretStore:
+    """Remembers expanded secret values so logs and results can be scrubbed of them."""
+
+    def __init__(self) -> None:
+        self._values: set[str] = set()
+
+    def add(self, value: str) -> None:
+        if len(value) >= 4:
+            self._values.add(value)
+
+    def redact(self, text: str) -> str:
+        for value in self._values:
+            if value in text:
+                text = text.replace(value, "***")
+        return text
+
+    def __contains__(self, value: str) -> bool:
+        return value in self._values
+
+
+def expand_env(value: str, environ: Mapping[str, str], secrets: SecretStore | None) -> str:
+    """Expand ``${env:NAME}`` (missing variables expand to ""); expanded values are secrets."""
+
+    def sub(match: re.Match[str]) -> str:
+        found = environ.get(match.group(1), "")
+        if secrets is not None:
+            secrets.add(found)
+        return found
+
+    return _ENV_REF.sub(sub, value)
+
+
+BASE_ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "USER", "LOGNAME", "TMPDIR")
+
+
+def agent_environment(
+    agent: AgentConfig, environ: Mapping[str, str], secrets: SecretStore | None = None
+) -> dict[str, str]:
+    """The explicit environment an agent runs with: a small base plus what its config passes."""
+    env = {key: environ[key] for key in BASE_ENV_KEYS if key in environ}
+    for key, value in agent.env.items():
+        expanded = expand_env(value, environ, secrets)
+        if expanded or not _ENV_REF.search(value):
+            env[key] = expanded
+    return env
+
+
+def _merge(base: JsonObject, over: Mapping[str, Any]) -> JsonObject:
+    """Merge settings dicts: ``agents`` merge per agent and per field; other keys replace."""
+    out = dict(base)
+    for key, value in over.items():
+        if key == "agents" and isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            agents = dict(out[key])
+            for name, cfg in value.items():
+                prev = agents.get(name)
+                if isinstance(prev, dict) and isinstance(cfg, Mapping):
+                    # switching protocol replaces the preset instead of mixing command and url
+                    if ("url" in cfg and "command" in prev) or ("command" in cfg and "url" in prev):
+                        agents[name] = dict(cfg)
+                    else:
+                        agents[name] = {**prev, **cfg}
+                else:
+                    agents[name] = cfg
+            out[key] = agents
+        else:
+            out[key] = value
+    return out
+
+
+def user_config_path(environ: Mapping[str, str]) -> Path:
+    base = environ.get("XDG_CONFIG_HOME") or str(Path(environ.get("HOME", "~")) / ".config")
+    return Path(base).expanduser() / "acp-lsp" / "config.toml"
+
+
+def read_toml(path: Path, problems: list[str]) -> JsonObject:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        problems.append(f"{path}: {exc}")
+        return {}
+
+
+def load_settings(
+    sources: Iterable[Mapping[str, Any] | None],
+    environ: Mapping[str, str] | None = None,
+    secrets: SecretStore | None = None,
+) -> tuple[Settings, list[str]]:
+    """Merge presets and ``sources`` (lowest first) into Settings.
+
+    Returns the settings and a list of problems, each naming the setting at fault. Invalid
+    parts are dropped (an agent with a bad field is left out; a bad option keeps its default).
+    """
+    environ = os.environ if environ is None else environ
+    problems: list[str] = []
+    merged: JsonObject = {"agents": presets()}
+    for src in sources:
+        if src is None:
+            continue
+        if not isinstance(src, Mapping):
+            problems.append(f"settings must be an object, got {type(src).__name__}")
+            continue
+        merged = _merge(merged, src)
+
+    raw_agents = merged.pop("agents", {})
+    agents: dict[str, AgentConfig] = {}
+    if not isinstance(raw_agents, Mapping):
+        problems.append("agents: must be an object of name -> agent settings")
+        raw_agents = presets()
+    for name, cfg in raw_agents.items():
+        try:
+            agent = AgentConfig.model_validate(cfg)
+        except ValidationError as exc:
+            problems.append(f"agents.{name}: {describe_validation_error(exc)}")
+            continue
+        if agent.api_key is not None:
+            agent = agent.model_copy(
+                update={"api_key": expand_env(agent.api_key, environ, secrets)}
+            )
+        if agent.url is not None:
+            agent = agent.model_copy(update={"url": expand_env(agent.url, environ, None)})
+        agents[name] = agent
+
+    top: JsonObject = {}
+    for key, value in merged.items():
+        try:
+            Settings.model_validate({key: value})
+            top[key] = value
+        except ValidationError as exc:
+            problems.append(describe_validation_error(exc))
+    settings = Settings.model_validate(top).model_copy(update={"agents": agents})
+    if settings.default_agent is not None and settings.default_agent not in agents:
+        problems.append(
+            f"defaultAgent: no agent named {settings.default_agent!r} "
+            f"(configured: {', '.join(sorted(agents))})"
+        )
+    return settings, problems

@@ -1,0 +1,259 @@
+"""Agent file access through the editor's buffers.
+
+Reads see what the user sees (the open document, unsaved text included) and remember it as
+the base of the agent's next write. Writes become ``workspace/applyEdit`` with minimal edits;
+if the user changed the document since the agent read it, the agent's change is merged onto
+the user's text (3-way), and a real conflict is refused without touching the user's text.
+The bridge then checks the edit landed (some editors answer ``applied: true`` for an edit they
+skipped) and asks editors that declared ``saveDocument`` to save, so the disk matches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path
+from pygls.workspace import TextDocument
+
+from acp_lsp import protocol as p
+from acp_lsp.backends.base import BackendError
+from acp_lsp.textedits import merge3, minimal_edits
+
+log = logging.getLogger(__name__)
+
+JsonObject = dict[str, Any]
+LANDING_TIMEOUT_S = 3.0
+
+
+def uri_for(path: str) -> str:
+    uri = from_fs_path(path)
+    if uri is None:
+        raise BackendError(p.INVALID_PARAMS, f"path {path} has no file URI")
+    return uri
+
+
+def slice_lines(text: str, line: int | None, limit: int | None) -> str:
+    """ACP ``line`` (1-based; 0 treated as 1) and ``limit`` (line count)."""
+    if line is None and limit is None:
+        return text
+    lines = text.splitlines(keepends=True)
+    start = max((line or 1) - 1, 0)
+    end = len(lines) if limit is None else start + limit
+    return "".join(lines[start:end])
+
+
+class WriteRefused(BackendError):
+    """The editor refused, skipped or could not save an edit."""
+
+
+class DocumentFiles:
+    """Reads and writes of agent files, routed through the editor's open documents."""
+
+    def __init__(
+        self,
+        server: LanguageServer,
+        *,
+        save_declared: Callable[[], bool],
+        save_document: Callable[[list[str]], Awaitable[list[str]]],
+        notify_user: Callable[[str], None],
+    ) -> None:
+        self._server = server
+        self._save_declared = save_declared
+        self._save_document = save_document
+        self._notify_user = notify_user
+        # (session id, real path) -> the full text the agent last read or wrote
+        self._bases: dict[tuple[str, str], str] = {}
+        self._changed = asyncio.Event()
+        self.writes = 0
+
+    # -- documents -------------------------------------------------------------------------
+    def document(self, path: str) -> TextDocument | None:
+        """The open document for ``path`` (by its real path or as named), if any."""
+        docs = self._server.workspace.text_documents
+        for candidate in (path, os.path.realpath(path)):
+            uri = from_fs_path(candidate)
+            if uri is not None and uri in docs:
+                return docs[uri]
+        return None
+
+    def current_text(self, path: str) -> str | None:
+        """What the user sees: the open buffer, else the disk; None when missing."""
+        doc = self.document(path)
+        if doc is not None:
+            return doc.source
+        try:
+            return Path(path).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except IsADirectoryError:
+            raise BackendError(p.INVALID_PARAMS, f"path {path} is a directory") from None
+        except UnicodeDecodeError:
+            raise BackendError(p.INVALID_PARAMS, f"file {path} is not UTF-8 text") from None
+
+    def did_change(self) -> None:
+        """Called on every didOpen/didChange/didSave: wakes writers waiting for a landing."""
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def forget_session(self, session_id: str) -> None:
+        for key in [k for k in self._bases if k[0] == session_id]:
+            del self._bases[key]
+
+    # -- reads -----------------------------------------------------------------------------
+    def read(self, session_id: str, path: str, line: int | None, limit: int | None) -> str:
+        text = self.current_text(path)
+        if text is None:
+            raise BackendError(p.RESOURCE_NOT_FOUND, f"file not found: {path}", {"path": path})
+        self._bases[(session_id, path)] = text
+        return slice_lines(text, line, limit)
+
+    # -- writes ----------------------------------------------------------------------------
+    async def write(self, session_id: str, path: str, content: str, label: str) -> None:
+        doc = self.document(path)
+        current = self.current_text(path)
+        target = content
+        if doc is not None and current is not None:
+            base = self._bases.get((session_id, path))
+            if base is None:
+                try:
+                    base = Path(path).read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    base = current
+            if base != current:
+                merged = merge3(base, current, content)
+                if merged.text is None:
+                    ranges = ", ".join(
+                        f"{a}-{b}" if a != b else str(a) for a, b in merged.conflicts
+                    )
+                    self._notify_user(
+                        f"acp-lsp: the agent's change to {path} conflicts with your edits "
+                        f"(lines {ranges}); your text was kept and the agent was told to retry."
+                    )
+                    raise WriteRefused(
+                        p.INTERNAL_ERROR,
+                        f"write conflict in {path}: the user changed lines {ranges} since you "
+                        "read the file; read it again and redo your change",
+                        {"path": path, "conflicts": merged.conflicts},
+                    )
+                target = merged.text
+        if doc is None and not self._save_declared():
+            # No buffer to keep, and no way to have the editor save one: write the disk.
+            self._write_disk(path, target)
+        else:
+            await self._apply(path, doc, current, target, label)
+            if self._save_declared():
+                await self._save(path, target)
+        self._bases[(session_id, path)] = content
+        self.writes += 1
+
+    @staticmethod
+    def _write_disk(path: str, text: str) -> None:
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            Path(path).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise WriteRefused(p.INTERNAL_ERROR, f"cannot write {path}: {exc}") from None
+
+    def _supports(self, dotted: str) -> Any:
+        return get_capability(self._server.client_capabilities, dotted, None)
+
+    def _workspace_edit(
+        self, uri: str, doc: TextDocument | None, current: str | None, target: str, label: str
+    ) -> types.WorkspaceEdit:
+        kind = self._server.workspace.position_encoding or "utf-16"
+        encoding = str(getattr(kind, "value", kind))
+        edits: list[types.TextEdit] = minimal_edits(current or "", target, encoding)
+        doc_changes = self._supports("workspace.workspace_edit.document_changes")
+        resource_ops = self._supports("workspace.workspace_edit.resource_operations") or []
+        if doc_changes:
+            changes: list[Any] = []
+            if current is None and types.ResourceOperationKind.Create in resource_ops:
+                changes.append(
+                    types.CreateFile(
+                        uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)
+                    )
+                )
+            version = doc.version if doc is not None else None
+            changes.append(
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=version
+                    ),
+                    edits=list(edits),
+                )
+            )
+            return types.WorkspaceEdit(document_changes=changes)
+        return types.WorkspaceEdit(changes={uri: list(edits)})
+
+    async def _apply(
+        self, path: str, doc: TextDocument | None, current: str | None, target: str, label: str
+    ) -> None:
+        if current == target and doc is not None:
+            return
+        if current is None:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        uri = uri_for(path)
+        edit = self._workspace_edit(uri, doc, current, target, label)
+        try:
+            result = await asyncio.wait_for(
+                self._server.workspace_apply_edit_async(
+                    types.ApplyWorkspaceEditParams(edit=edit, label=label)
+                ),
+                timeout=30,
+            )
+        except TimeoutError:
+            raise WriteRefused(
+                p.INTERNAL_ERROR, f"the editor did not answer the edit of {path} in 30s"
+            ) from None
+        except Exception as exc:
+            raise WriteRefused(
+                p.INTERNAL_ERROR, f"the editor failed the edit of {path}: {exc}"
+            ) from None
+        if not result.applied:
+            reason = result.failure_reason or "no reason given"
+            raise WriteRefused(p.INTERNAL_ERROR, f"the editor refused the edit of {path}: {reason}")
+        await self._await_landing(path, target)
+
+    async def _await_landing(self, path: str, target: str) -> None:
+        """The document must show the agent's text: some editors report skipped edits applied."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + LANDING_TIMEOUT_S
+        while True:
+            doc = self.document(path)
+            if doc is not None and doc.source == target:
+                return
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            try:
+                await asyncio.wait_for(self._changed.wait(), remaining)
+            except TimeoutError:
+                break
+        doc = self.document(path)
+        if doc is None:
+            # The editor does not sync this file to us; trust its answer (the save checks disk).
+            return
+        raise WriteRefused(
+            p.INTERNAL_ERROR,
+            f"the editor reported the edit of {path} applied, but the document does not show it "
+            "(it changed meanwhile); read the file again and retry",
+        )
+
+    async def _save(self, path: str, target: str) -> None:
+        uri = uri_for(path)
+        try:
+            saved = await asyncio.wait_for(self._save_document([uri]), timeout=30)
+        except Exception as exc:
+            raise WriteRefused(
+                p.INTERNAL_ERROR, f"the editor failed to save {path}: {exc}"
+            ) from None
+        if uri not in saved:
+            raise WriteRefused(p.INTERNAL_ERROR, f"the editor did not save {path}")

@@ -1,0 +1,102 @@
+"""Follow-along: the editor shows the file and line a tool call touches.
+
+``window/showDocument {uri, takeFocus: false, selection}`` for tool-call locations (ACP lines
+are 1-based, LSP's 0-based), debounced per session (last one wins), only for absolute paths
+of existing files, switchable per session. The scheduler is injected so tests need no sleeps.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from typing import Any, Protocol
+
+log = logging.getLogger(__name__)
+
+JsonObject = dict[str, Any]
+
+
+class Handle(Protocol):
+    def cancel(self) -> None: ...
+
+
+Schedule = Callable[[float, Callable[[], None]], Handle]
+Show = Callable[[str, int], None]  # (absolute path, 0-based line)
+
+
+def location_target(loc: Any) -> tuple[str, int] | None:
+    """(path, 0-based line) for a location worth following, else None (logged)."""
+    if not isinstance(loc, dict):
+        return None
+    path = loc.get("path")
+    if not isinstance(path, str) or not path:
+        return None
+    if not os.path.isabs(path):
+        log.info("follow: ignoring relative path %r", path)
+        return None
+    if not os.path.isfile(path):
+        log.info("follow: ignoring %r (no such file)", path)
+        return None
+    line = loc.get("line")
+    zero_based = (
+        line - 1 if isinstance(line, int) and not isinstance(line, bool) and line > 0 else 0
+    )
+    return path, zero_based
+
+
+class Follower:
+    """Per-session debounced jumps to the latest tool-call location."""
+
+    def __init__(self, schedule: Schedule, show: Show, debounce_s: float = 0.2) -> None:
+        self._schedule = schedule
+        self._show = show
+        self.debounce_s = debounce_s
+        self._enabled: dict[str, bool] = {}
+        self._pending: dict[str, tuple[str, int]] = {}
+        self._timers: dict[str, Handle] = {}
+        self.default = True
+        self.jumps = 0
+
+    def enabled(self, session_id: str) -> bool:
+        return self._enabled.get(session_id, self.default)
+
+    def set_enabled(self, session_id: str, enabled: bool) -> None:
+        self._enabled[session_id] = enabled
+        if not enabled:
+            self._drop(session_id)
+
+    def on_tool_call(self, session_id: str, tool_call: JsonObject) -> None:
+        if not self.enabled(session_id):
+            return
+        locations = tool_call.get("locations")
+        if not isinstance(locations, list) or not locations:
+            return
+        for loc in locations:
+            target = location_target(loc)
+            if target is not None:
+                self._pending[session_id] = target
+                break
+        else:
+            return
+        timer = self._timers.pop(session_id, None)
+        if timer is not None:
+            timer.cancel()
+        self._timers[session_id] = self._schedule(self.debounce_s, lambda: self._fire(session_id))
+
+    def _fire(self, session_id: str) -> None:
+        self._timers.pop(session_id, None)
+        target = self._pending.pop(session_id, None)
+        if target is not None and self.enabled(session_id):
+            self.jumps += 1
+            self._show(*target)
+
+    def _drop(self, session_id: str) -> None:
+        timer = self._timers.pop(session_id, None)
+        if timer is not None:
+            timer.cancel()
+        self._pending.pop(session_id, None)
+
+    def forget(self, session_id: str) -> None:
+        self._drop(session_id)
+        self._enabled.pop(session_id, None)

@@ -1,0 +1,315 @@
+"""The editor side: what backends may ask of the editor, implemented over LSP.
+
+It composes the feature pieces (batched updates, permission prompts, follow-along, progress,
+buffer-backed files, terminals, review) and is the only place that knows both the session
+model and the LSP server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.uris import from_fs_path, to_fs_path
+
+from acp_lsp import protocol as p
+from acp_lsp.backends.base import BackendError, PermissionAnswer
+from acp_lsp.editor.batcher import UpdateBatcher
+from acp_lsp.editor.files import DocumentFiles
+from acp_lsp.editor.follow import Follower
+from acp_lsp.editor.permissions import PermissionBroker
+from acp_lsp.editor.progress import TurnProgress
+from acp_lsp.editor.review import ReviewManager
+from acp_lsp.editor.terminal_glue import Terminals
+from acp_lsp.sandbox import Sandbox, SandboxError
+from acp_lsp.session import Session
+
+if TYPE_CHECKING:
+    from acp_lsp.server import AcpLanguageServer
+
+log = logging.getLogger(__name__)
+
+JsonObject = dict[str, Any]
+
+_LOG_TYPES = {
+    "error": types.MessageType.Error,
+    "warning": types.MessageType.Warning,
+    "info": types.MessageType.Info,
+    "log": types.MessageType.Log,
+}
+
+
+class LogLimiter:
+    """At most ``rate`` lines a second to the editor; the rest are counted and summarised."""
+
+    def __init__(self, rate: int = 50, clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate = rate
+        self._clock = clock
+        self._window = 0.0
+        self._count = 0
+        self.dropped = 0
+
+    def allow(self) -> tuple[bool, int]:
+        now = self._clock()
+        if now - self._window >= 1.0:
+            dropped, self.dropped = self.dropped, 0
+            self._window, self._count = now, 0
+            self._count += 1
+            return True, dropped
+        if self._count < self.rate:
+            self._count += 1
+            return True, 0
+        self.dropped += 1
+        return False, 0
+
+
+class EditorSide:
+    """Implements ``acp_lsp.backends.base.EditorPort`` for one LSP server."""
+
+    def __init__(self, server: AcpLanguageServer) -> None:
+        self.server = server
+        settings = server.settings
+        self.batcher = UpdateBatcher(
+            server.protocol.send_notification_raw, p.ACP_SESSION_UPDATE, settings.flush_ms / 1000
+        )
+        self.permissions = PermissionBroker(
+            self._send_request,
+            self._withdraw,
+            rules=lambda: self.server.settings.permissions.rules,
+            rich_editor=lambda: bool(
+                self.server.protocol.client_acp.get(p.CLIENT_CAP_REQUEST_PERMISSION)
+            ),
+            on_change=self._permission_change,
+        )
+        self.follower = Follower(
+            self._schedule, self._show_document, settings.follow_debounce_ms / 1000
+        )
+        self.follower.default = settings.follow_along
+        self.progress = TurnProgress(server)
+        self.files = DocumentFiles(
+            server,
+            save_declared=lambda: bool(
+                self.server.protocol.client_acp.get(p.CLIENT_CAP_SAVE_DOCUMENT)
+            ),
+            save_document=self._save_document,
+            notify_user=lambda msg: self.show_message(msg, "warning"),
+        )
+        self.terminals = Terminals(self._send_terminal_output)
+        self.review = ReviewManager(self.files, self.publish)
+        self.logs = LogLimiter()
+        self._sessions: dict[str, Session] = {}
+
+    # -- plumbing --------------------------------------------------------------------------
+    def _schedule(self, delay: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
+        return asyncio.get_running_loop().call_later(delay, fn)
+
+    async def _send_request(self, method: str, params: JsonObject, msg_id: str) -> Any:
+        return await self.server.protocol.send_request_async(method, params, msg_id=msg_id)
+
+    def _withdraw(self, msg_id: str) -> None:
+        self.server.protocol.notify("$/cancelRequest", {"id": msg_id})
+
+    def _send_terminal_output(self, params: JsonObject) -> None:
+        self.server.protocol.send_notification_raw(p.ACP_TERMINAL_OUTPUT, params)
+
+    async def _save_document(self, uris: list[str]) -> list[str]:
+        result = await self.server.protocol.send_request_async(p.ACP_SAVE_DOCUMENT, {"uris": uris})
+        saved = result.get("saved") if isinstance(result, dict) else getattr(result, "saved", None)
+        if not isinstance(saved, list):
+            return []
+        # editors spell URIs differently (percent-encoding, drive letters): compare as paths
+        wanted = {to_fs_path(u): u for u in uris}
+        return [
+            wanted[path] for u in saved if isinstance(u, str) and (path := to_fs_path(u)) in wanted
+        ]
+
+    def _show_document(self, path: str, line: int) -> None:
+        if not get_capability(
+            self.server.client_capabilities, "window.show_document.support", False
+        ):
+            return
+        uri = from_fs_path(path)
+        if uri is None:
+            return
+        pos = types.Position(line=line, character=0)
+        params = types.ShowDocumentParams(
+            uri=uri, take_focus=False, selection=types.Range(start=pos, end=pos)
+        )
+        self.server.tasks.spawn(self._show(params), name="follow")
+
+    async def _show(self, params: types.ShowDocumentParams) -> None:
+        try:
+            await asyncio.wait_for(self.server.window_show_document_async(params), timeout=10)
+        except Exception as exc:
+            log.info("showDocument failed: %s", exc)
+
+    def show_message(self, message: str, level: str = "info") -> None:
+        self.server.window_show_message(
+            types.ShowMessageParams(
+                type=_LOG_TYPES.get(level, types.MessageType.Info), message=message
+            )
+        )
+
+    def sandbox(self, session: Session) -> Sandbox:
+        roots = [session.cwd, *self.server.hub.workspace_folders, *session.additional_directories]
+        return Sandbox(roots, allow_outside=self.server.settings.fs.allow_outside_workspace)
+
+    def resolve(self, session: Session, path: str) -> str:
+        try:
+            return self.sandbox(session).resolve(path)
+        except SandboxError as exc:
+            raise BackendError(p.INVALID_PARAMS, str(exc), {"path": path}) from None
+
+    # -- EditorPort: updates and status ----------------------------------------------------
+    def publish(self, session: Session, updates: list[JsonObject]) -> None:
+        if not updates:
+            return
+        self._sessions[session.session_id] = session
+        for update in updates:
+            if update.get("sessionUpdate") == "tool_call":
+                state = update.get("toolCall")
+                if isinstance(state, dict):
+                    self.follower.on_tool_call(session.session_id, state)
+                    self.progress.report(session.session_id, state)
+                    self.review.on_tool_call(session, state)
+        self.batcher.publish(session, updates)
+
+    def flush(self, session: Session) -> None:
+        self.batcher.flush(session)
+
+    def hold(self, session: Session) -> None:
+        self._sessions[session.session_id] = session
+        self.batcher.hold(session)
+
+    def announce(self, session: Session) -> JsonObject:
+        """The snapshot for the response that first names the session; releases it after."""
+        snapshot = self.snapshot(session)
+        self.batcher.release_after_response(session)
+        return snapshot
+
+    def snapshot(self, session: Session) -> JsonObject:
+        self.batcher.flush(session)
+        for terminal_id in self.terminals.of_session(session.session_id):
+            out = self.terminals.manager.output(terminal_id)
+            session.set_terminal(
+                terminal_id, out["output"], bool(out.get("truncated")), out.get("exitStatus")
+            )
+        return session.snapshot()
+
+    def set_status(
+        self,
+        session: Session,
+        status: str,
+        stop_reason: str | None = None,
+        error: JsonObject | None = None,
+    ) -> None:
+        session.status = status
+        self.batcher.flush(session)
+        self.server.protocol.send_notification_raw(
+            p.ACP_SESSION_STATUS, p.session_status(session.session_id, status, stop_reason, error)
+        )
+
+    def log(self, level: str, message: str) -> None:
+        message = self.server.secrets.redact(message)
+        log.info("%s", message)
+        ok, dropped = self.logs.allow()
+        if not ok:
+            return
+        if dropped:
+            message = f"({dropped} log lines dropped) {message}"
+        self.server.window_log_message(
+            types.LogMessageParams(
+                type=_LOG_TYPES.get(level, types.MessageType.Log), message=message
+            )
+        )
+
+    def turn_started(self, session: Session, work_done_token: str | int | None) -> None:
+        self.review.turn_started(session)
+        self.set_status(session, "running")
+        self.server.tasks.spawn(
+            self.progress.begin(session.session_id, session.agent, work_done_token), name="progress"
+        )
+
+    def turn_ended(self, session: Session) -> None:
+        self.progress.end(session.session_id)
+
+    def _permission_change(self, session: Session, pending: int) -> None:
+        if session.status in ("running", "awaiting_permission"):
+            want = "awaiting_permission" if pending else "running"
+            if session.status != want:
+                self.set_status(session, want)
+
+    def cancel_permissions(self, session: Session) -> None:
+        self.permissions.cancel_session(session.session_id)
+
+    async def session_closed(self, session: Session) -> None:
+        self.permissions.cancel_session(session.session_id)
+        self.follower.forget(session.session_id)
+        self.files.forget_session(session.session_id)
+        self.review.forget(session.session_id)
+        await self.terminals.release_session(session.session_id)
+        self.batcher.forget(session)
+        self._sessions.pop(session.session_id, None)
+
+    # -- EditorPort: what agents ask -------------------------------------------------------
+    def note_paths(self, session: Session, paths: Sequence[str]) -> None:
+        for path in paths:
+            if isinstance(path, str) and path.startswith("/"):
+                try:
+                    real = self.sandbox(session).resolve(path)
+                except SandboxError:
+                    continue
+                self.review.note_path(session, path, real)
+
+    async def request_permission(
+        self, session: Session, tool_call: JsonObject, options: list[JsonObject]
+    ) -> PermissionAnswer:
+        return await self.permissions.ask(session, tool_call, options)
+
+    async def read_text_file(
+        self, session: Session, path: str, line: int | None, limit: int | None
+    ) -> str:
+        real = self.resolve(session, path)
+        return self.files.read(session.session_id, real, line, limit)
+
+    async def write_text_file(self, session: Session, path: str, content: str) -> None:
+        real = self.resolve(session, path)
+        self.review.note_path(session, path, real)
+        await self.files.write(session.session_id, real, content, f"{session.agent}: edit {path}")
+
+    async def create_terminal(
+        self,
+        session: Session,
+        command: str,
+        args: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        output_byte_limit: int | None,
+    ) -> str:
+        real_cwd = self.resolve(session, cwd or session.cwd)
+        return await self.terminals.create(
+            session.session_id, command, args, env, real_cwd, output_byte_limit
+        )
+
+    def terminal_output(self, session: Session, terminal_id: str) -> JsonObject:
+        return self.terminals.output(session.session_id, terminal_id)
+
+    async def wait_for_terminal_exit(self, session: Session, terminal_id: str) -> JsonObject:
+        return await self.terminals.wait_for_exit(session.session_id, terminal_id)
+
+    async def kill_terminal(self, session: Session, terminal_id: str) -> None:
+        await self.terminals.kill(session.session_id, terminal_id)
+
+    async def release_terminal(self, session: Session, terminal_id: str) -> None:
+        await self.terminals.release(session.session_id, terminal_id)
+
+    async def close(self) -> None:
+        self.permissions.cancel_all()
+        self.batcher.flush_all()
+        self.batcher.close()
+        await self.terminals.close()

@@ -1,0 +1,69 @@
+"""Work-done progress while a turn runs, with the running tool call's title as message."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.lsp.server import LanguageServer
+
+log = logging.getLogger(__name__)
+
+
+class TurnProgress:
+    def __init__(self, server: LanguageServer) -> None:
+        self._server = server
+        self._tokens: dict[str, str | int] = {}
+        self._last: dict[str, str] = {}
+
+    def _supported(self) -> bool:
+        return bool(
+            get_capability(self._server.client_capabilities, "window.work_done_progress", False)
+        )
+
+    async def begin(self, session_id: str, agent: str, token: str | int | None) -> None:
+        if token is None:
+            if not self._supported():
+                return
+            token = f"acp-turn-{uuid.uuid4().hex}"
+            try:
+                await asyncio.wait_for(
+                    self._server.work_done_progress.create_async(token), timeout=5
+                )
+            except Exception as exc:
+                log.info("progress not created: %s", exc)
+                return
+        self._tokens[session_id] = token
+        self._server.work_done_progress.begin(
+            token,
+            types.WorkDoneProgressBegin(title=f"{agent}: working", cancellable=True),
+        )
+
+    def report(self, session_id: str, tool_call: dict[str, Any]) -> None:
+        token = self._tokens.get(session_id)
+        title = tool_call.get("title")
+        if token is None or not isinstance(title, str) or not title:
+            return
+        if tool_call.get("status") not in ("pending", "in_progress"):
+            return
+        if self._last.get(session_id) == title:
+            return
+        self._last[session_id] = title
+        self._server.work_done_progress.report(token, types.WorkDoneProgressReport(message=title))
+
+    def end(self, session_id: str, message: str | None = None) -> None:
+        token = self._tokens.pop(session_id, None)
+        self._last.pop(session_id, None)
+        if token is not None:
+            self._server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+
+    def token_cancelled(self, session_id: str) -> bool:
+        token = self._tokens.get(session_id)
+        if token is None:
+            return False
+        fut = self._server.work_done_progress.tokens.get(token)
+        return bool(fut is not None and fut.cancelled())

@@ -1,0 +1,1 @@
+"""Feature modules: each exposes ``register(server)``; server.create_server() wires them."""

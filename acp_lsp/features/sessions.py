@@ -1,0 +1,133 @@
+"""The acp/* requests an editor sends: agents, sessions, turns, review."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from pygls.exceptions import JsonRpcException
+
+from acp_lsp import protocol as p
+from acp_lsp.backends.base import BackendError
+from acp_lsp.server import AcpLanguageServer
+
+JsonObject = dict[str, Any]
+P = TypeVar("P", bound=p.Params)
+Handler = Callable[["AcpLanguageServer", P], Awaitable[JsonObject]]
+
+
+def _errors(fn: Handler[P]) -> Handler[P]:
+    """BackendError -> the JSON-RPC error the editor sees (secrets scrubbed)."""
+
+    @functools.wraps(fn)
+    async def wrapper(server: AcpLanguageServer, params: P) -> JsonObject:
+        try:
+            return await fn(server, params)
+        except BackendError as exc:
+            raise JsonRpcException(
+                message=server.secrets.redact(exc.message), code=exc.code, data=exc.data
+            ) from None
+
+    return wrapper
+
+
+def register(server: AcpLanguageServer) -> None:
+    feature = server.feature
+
+    @feature(p.ACP_LIST_AGENTS)
+    @_errors
+    async def list_agents(server: AcpLanguageServer, params: p.ListAgentsParams) -> JsonObject:
+        return {"agents": server.hub.list_agents()}
+
+    @feature(p.ACP_NEW_SESSION)
+    @_errors
+    async def new_session(server: AcpLanguageServer, params: p.NewSessionParams) -> JsonObject:
+        session = await server.hub.new_session(
+            params.agent, params.cwd, params.additional_directories
+        )
+        return server.editor.announce(session)
+
+    @feature(p.ACP_LOAD_SESSION)
+    @_errors
+    async def load_session(server: AcpLanguageServer, params: p.LoadSessionParams) -> JsonObject:
+        session = await server.hub.load_session(params.agent, params.session_id, params.cwd)
+        return server.editor.announce(session)
+
+    @feature(p.ACP_LIST_SESSIONS)
+    @_errors
+    async def list_sessions(server: AcpLanguageServer, params: p.ListSessionsParams) -> JsonObject:
+        return {"sessions": await server.hub.list_sessions(params.agent)}
+
+    @feature(p.ACP_GET_SESSION)
+    @_errors
+    async def get_session(server: AcpLanguageServer, params: p.GetSessionParams) -> JsonObject:
+        return server.editor.snapshot(server.hub.session(params.session_id))
+
+    @feature(p.ACP_PROMPT)
+    @_errors
+    async def prompt(server: AcpLanguageServer, params: p.PromptParams) -> JsonObject:
+        stop = await server.hub.prompt(params.session_id, params.prompt, params.work_done_token)
+        return {"stopReason": stop}
+
+    @feature(p.ACP_CANCEL)
+    @_errors
+    async def cancel(server: AcpLanguageServer, params: p.CancelParams) -> JsonObject:
+        await server.hub.cancel(params.session_id)
+        return {}
+
+    @feature(p.ACP_SET_MODE)
+    @_errors
+    async def set_mode(server: AcpLanguageServer, params: p.SetModeParams) -> JsonObject:
+        await server.hub.set_mode(params.session_id, params.mode_id)
+        return {}
+
+    @feature(p.ACP_SET_CONFIG_OPTION)
+    @_errors
+    async def set_config_option(
+        server: AcpLanguageServer, params: p.SetConfigOptionParams
+    ) -> JsonObject:
+        options = await server.hub.set_config_option(
+            params.session_id, params.config_id, params.value
+        )
+        return {"configOptions": options}
+
+    @feature(p.ACP_CLOSE_SESSION)
+    @_errors
+    async def close_session(server: AcpLanguageServer, params: p.CloseSessionParams) -> JsonObject:
+        await server.hub.close_session(params.session_id)
+        return {}
+
+    @feature(p.ACP_DELETE_SESSION)
+    @_errors
+    async def delete_session(
+        server: AcpLanguageServer, params: p.DeleteSessionParams
+    ) -> JsonObject:
+        await server.hub.delete_session(params.session_id, params.agent)
+        return {}
+
+    @feature(p.ACP_SET_FOLLOW)
+    @_errors
+    async def set_follow(server: AcpLanguageServer, params: p.SetFollowParams) -> JsonObject:
+        server.hub.session(params.session_id)
+        server.editor.follower.set_enabled(params.session_id, params.enabled)
+        return {"enabled": params.enabled}
+
+    @feature(p.ACP_REVIEW_EDIT)
+    @_errors
+    async def review_edit(server: AcpLanguageServer, params: p.ReviewEditParams) -> JsonObject:
+        session = server.hub.session(params.session_id)
+        return await server.editor.review.review(
+            session, params.action, params.tool_call_id, params.path
+        )
+
+    @feature(p.ACP_AUTHENTICATE)
+    @_errors
+    async def authenticate(server: AcpLanguageServer, params: p.AuthenticateParams) -> JsonObject:
+        return await server.hub.authenticate(params.agent, params.method_id)
+
+    @feature(p.ACP_RESTART_AGENT)
+    @_errors
+    async def restart_agent(server: AcpLanguageServer, params: p.RestartAgentParams) -> JsonObject:
+        await server.hub.restart_agent(params.agent)
+        return {}

@@ -1,0 +1,308 @@
+"""The hub: configured agents, live sessions and the rules of a turn.
+
+It knows no LSP: the editor side is reached through ``EditorPort`` and agents through
+``Backend``. One turn at a time per session; cancel is honoured even by agents that ignore it
+(after a grace period the turn ends ``cancelled`` and the agent is stopped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp_lsp import protocol as p
+from acp_lsp.backends.base import Backend, BackendError, EditorPort
+from acp_lsp.config import AgentConfig, SecretStore, Settings
+from acp_lsp.session import Session
+from acp_lsp.tasks import TaskOwner
+
+log = logging.getLogger(__name__)
+
+JsonObject = dict[str, Any]
+BackendFactory = Callable[[str, AgentConfig], Backend]
+
+
+@dataclass
+class Turn:
+    task: asyncio.Task[str]
+    cancel_requested: bool = False
+    grace: asyncio.Task[None] | None = None
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class Hub:
+    def __init__(
+        self,
+        editor: EditorPort,
+        settings: Settings,
+        backend_factory: BackendFactory,
+        secrets: SecretStore | None = None,
+    ) -> None:
+        self.editor = editor
+        self.settings = settings
+        self.secrets = secrets or SecretStore()
+        self._factory = backend_factory
+        self.backends: dict[str, Backend] = {}
+        self.sessions: dict[str, Session] = {}
+        self.turns: dict[str, Turn] = {}
+        self.tasks = TaskOwner("hub")
+        self.workspace_folders: list[str] = []
+
+    # -- configuration ---------------------------------------------------------------------
+    def update_settings(self, settings: Settings) -> None:
+        """New settings apply to agents started from now on; running ones keep theirs."""
+        self.settings = settings
+
+    def default_cwd(self) -> str:
+        return self.workspace_folders[0] if self.workspace_folders else os.getcwd()
+
+    def backend(self, agent: str | None) -> Backend:
+        name = agent or self.settings.default
+        existing = self.backends.get(name)
+        if existing is not None:
+            return existing
+        config = self.settings.agents.get(name)
+        if config is None:
+            raise BackendError(
+                p.UNKNOWN_AGENT,
+                f"unknown agent {name!r}; configured agents: "
+                + ", ".join(sorted(self.settings.agents)),
+                {"agents": sorted(self.settings.agents)},
+            )
+        backend = self._factory(name, config)
+        self.backends[name] = backend
+        return backend
+
+    def list_agents(self) -> list[JsonObject]:
+        default = self.settings.default
+        out = []
+        for name, config in self.settings.agents.items():
+            live = self.backends.get(name)
+            if live is not None:
+                out.append(live.info().to_json(default=name == default))
+            else:
+                out.append(
+                    {
+                        "name": name,
+                        "title": config.title or name,
+                        "protocol": config.protocol,
+                        "default": name == default,
+                        "running": False,
+                    }
+                )
+        return out
+
+    # -- sessions --------------------------------------------------------------------------
+    def session(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise BackendError(
+                p.UNKNOWN_SESSION, f"unknown session {session_id!r}", {"sessionId": session_id}
+            )
+        return session
+
+    def id_taken(self, session_id: str) -> bool:
+        return session_id in self.sessions
+
+    def _register(self, session: Session) -> Session:
+        self.sessions[session.session_id] = session
+        return session
+
+    async def new_session(
+        self, agent: str | None, cwd: str | None, additional_directories: list[str] | None
+    ) -> Session:
+        backend = self.backend(agent)
+        cwd = os.path.abspath(cwd or self.default_cwd())
+        if not os.path.isdir(cwd):
+            raise BackendError(p.INVALID_PARAMS, f"cwd: {cwd} is not a directory")
+        dirs = [os.path.abspath(d) for d in additional_directories or []]
+        session = await backend.new_session(cwd, dirs)
+        return self._register(session)
+
+    async def load_session(self, agent: str, session_id: str, cwd: str | None) -> Session:
+        backend = self.backend(agent)
+        live = self.sessions.get(session_id)
+        if live is not None and live.agent == backend.name and live.status != "failed":
+            return live
+        session = await backend.load_session(session_id, os.path.abspath(cwd or self.default_cwd()))
+        return self._register(session)
+
+    async def list_sessions(self, agent: str | None) -> list[JsonObject]:
+        backend = self.backend(agent)
+        found: dict[str, JsonObject] = {}
+        with contextlib.suppress(BackendError):
+            for info in await backend.list_sessions(None):
+                sid = info.get("sessionId")
+                if isinstance(sid, str):
+                    entry: JsonObject = {"sessionId": sid, "agent": backend.name, "live": False}
+                    for key in ("title", "updatedAt", "cwd"):
+                        if info.get(key) is not None:
+                            entry[key] = info[key]
+                    found[sid] = entry
+        for session in self.sessions.values():
+            if session.agent == backend.name:
+                entry = found.setdefault(
+                    session.session_id, {"sessionId": session.session_id, "agent": backend.name}
+                )
+                entry["live"] = session.status not in ("failed", "closed")
+                entry.setdefault("cwd", session.cwd)
+                if session.title:
+                    entry["title"] = session.title
+        return list(found.values())
+
+    async def close_session(self, session_id: str) -> None:
+        session = self.session(session_id)
+        if session_id in self.turns:
+            await self.cancel(session_id)
+            await self._wait_turn(session_id)
+        try:
+            await self.backend(session.agent).close_session(session)
+        finally:
+            await self.editor.session_closed(session)
+            self.editor.set_status(session, "closed")
+            self.sessions.pop(session_id, None)
+
+    async def delete_session(self, session_id: str, agent: str | None) -> None:
+        live = self.sessions.get(session_id)
+        backend = self.backend(agent or (live.agent if live else None))
+        await backend.delete_session(session_id)
+        if live is not None:
+            await self.close_session(session_id)
+
+    # -- turns -----------------------------------------------------------------------------
+    async def prompt(
+        self,
+        session_id: str,
+        prompt: str | list[JsonObject],
+        work_done_token: str | int | None = None,
+    ) -> str:
+        session = self.session(session_id)
+        if session.status == "failed":
+            raise BackendError(
+                p.AGENT_UNAVAILABLE,
+                f"session {session_id!r} failed: agent {session.agent!r} is gone "
+                "(acp/restartAgent, then acp/loadSession or acp/newSession)",
+            )
+        if session_id in self.turns:
+            raise BackendError(p.TURN_RUNNING, f"a turn is already running in {session_id!r}")
+        blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt
+        backend = self.backend(session.agent)
+        session.begin_turn()
+        self.editor.publish(session, session.add_user_prompt(blocks))
+        task = self.tasks.spawn(backend.prompt(session, blocks), name=f"turn {session_id}")
+        turn = self.turns[session_id] = Turn(task)
+        self.editor.turn_started(session, work_done_token)
+        try:
+            return await asyncio.shield(self._finish_turn(session, turn))
+        except asyncio.CancelledError:
+            # $/cancelRequest on acp/prompt: cancel the turn, answer once it has ended.
+            await self.cancel(session_id)
+            await self._wait_turn(session_id)
+            return "cancelled"
+
+    async def _finish_turn(self, session: Session, turn: Turn) -> str:
+        error: BackendError | None = None
+        stop = "end_turn"
+        try:
+            stop = await turn.task
+        except asyncio.CancelledError:
+            stop = "cancelled"
+        except BackendError as exc:
+            error = exc
+        except Exception as exc:  # a backend bug must not leave the turn hanging
+            log.exception("turn failed in %s", session.session_id)
+            error = BackendError(p.AGENT_ERROR, f"turn failed: {exc}")
+        finally:
+            if turn.grace is not None:
+                turn.grace.cancel()
+            self.editor.cancel_permissions(session)
+            self.editor.publish(session, session.finish_turn("cancelled"))
+            self.turns.pop(session.session_id, None)
+            self.editor.turn_ended(session)
+            turn.done.set()
+        if turn.cancel_requested:
+            stop, error = "cancelled", None
+        if session.status in ("failed", "closed"):
+            self.editor.flush(session)
+            if error is None and stop != "cancelled":
+                return stop
+            if error is not None:
+                raise error
+            return stop
+        if error is not None:
+            self.editor.set_status(
+                session, "idle", error={"code": error.code, "message": error.message}
+            )
+            raise error
+        self.editor.set_status(session, "idle", stop_reason=stop)
+        return stop
+
+    async def _wait_turn(self, session_id: str) -> None:
+        turn = self.turns.get(session_id)
+        if turn is not None:
+            await turn.done.wait()
+
+    async def cancel(self, session_id: str) -> None:
+        session = self.session(session_id)
+        turn = self.turns.get(session_id)
+        if turn is None or turn.cancel_requested:
+            return
+        turn.cancel_requested = True
+        self.editor.set_status(session, "cancelling")
+        self.editor.cancel_permissions(session)
+        self.editor.publish(session, session.cancel_unfinished())
+        backend = self.backend(session.agent)
+        try:
+            await backend.cancel(session)
+        except BackendError as exc:
+            log.info("cancel of %s: %s", session_id, exc.message)
+        turn.grace = self.tasks.spawn(self._grace(session, turn, backend), name="cancel grace")
+
+    async def _grace(self, session: Session, turn: Turn, backend: Backend) -> None:
+        try:
+            await asyncio.wait_for(turn.done.wait(), self.settings.cancel_grace_s)
+        except TimeoutError:
+            self.editor.log(
+                "warning",
+                f"agent {backend.name!r} ignored session/cancel for "
+                f"{self.settings.cancel_grace_s:g}s: stopping it",
+            )
+            turn.task.cancel()
+            await backend.restart()
+
+    # -- agents ----------------------------------------------------------------------------
+    async def restart_agent(self, agent: str) -> None:
+        backend = self.backend(agent)
+        await backend.restart()
+
+    async def authenticate(self, agent: str, method_id: str) -> JsonObject:
+        return await self.backend(agent).authenticate(method_id)
+
+    async def set_mode(self, session_id: str, mode_id: str) -> None:
+        session = self.session(session_id)
+        await self.backend(session.agent).set_mode(session, mode_id)
+
+    async def set_config_option(
+        self, session_id: str, config_id: str, value: str | bool
+    ) -> list[JsonObject]:
+        session = self.session(session_id)
+        return await self.backend(session.agent).set_config_option(session, config_id, value)
+
+    async def shutdown(self) -> None:
+        for session_id in list(self.turns):
+            with contextlib.suppress(BackendError):
+                await self.cancel(session_id)
+        for backend in list(self.backends.values()):
+            try:
+                await backend.shutdown()
+            except Exception:
+                log.exception("stopping agent %s", backend.name)
+        await self.tasks.close(timeout=2.0)
+
+    def environ(self) -> Mapping[str, str]:
+        return os.environ

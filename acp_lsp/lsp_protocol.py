@@ -1,0 +1,121 @@
+"""The LSP protocol subclass: typed acp/* params, the experimental capability, raw sends.
+
+pygls structures unknown methods into untyped namedtuples and, when structuring fails, drops
+the request without an answer. Here every acp/* request is validated into its params model
+(acp_lsp.protocol) while the message is read; a bad one is answered with InvalidParams naming
+the field, and nothing else is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Generator
+from typing import Any
+
+import attrs
+from lsprotocol import types
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+from pygls.protocol.json_rpc import (
+    JsonRPCProtocol,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+)
+
+from acp_lsp import protocol as p
+
+log = logging.getLogger(__name__)
+
+
+@attrs.define
+class InvalidRequest:
+    """An acp/* request whose params failed validation; answered with an error at once."""
+
+    id: int | str
+    method: str
+    message: str
+    jsonrpc: str = "2.0"
+
+
+class AcpProtocol(LanguageServerProtocol):
+    """LanguageServerProtocol + acp/* params models + ``capabilities.experimental.acp``."""
+
+    client_acp: dict[str, Any] = {}
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        method = data.get("method")
+        if (
+            "jsonrpc" in data
+            and "id" in data
+            and isinstance(method, str)
+            and method in p.PARAMS_BY_METHOD
+        ):
+            try:
+                params = p.parse_params(method, data.get("params"))
+            except p.ParamsError as exc:
+                return InvalidRequest(id=data["id"], method=method, message=str(exc))
+            return JsonRPCRequestMessage(
+                id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=params
+            )
+        raw = raw_response(self, data)
+        return raw if raw is not None else super().structure_message(data)
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, InvalidRequest):
+            log.info("invalid params for %s: %s", message.method, message.message)
+            self._send_data(
+                {
+                    "jsonrpc": JsonRPCProtocol.VERSION,
+                    "id": message.id,
+                    "error": {"code": p.INVALID_PARAMS, "message": message.message},
+                }
+            )
+            return
+        super().handle_message(message)
+
+    def _serialize_message(self, data: Any) -> Any:
+        # Pydantic params models can appear in echoed structures; dump them by alias.
+        dump = getattr(data, "model_dump", None)
+        if dump is not None:
+            return dump(by_alias=True, exclude_none=True)
+        return super()._serialize_message(data)
+
+    def send_notification_raw(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification whose params are plain JSON (the hot path: no converter)."""
+        self._send_data({"jsonrpc": JsonRPCProtocol.VERSION, "method": method, "params": params})
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(  # type: ignore[override]
+        self, params: types.InitializeParams
+    ) -> Generator[Any, Any, types.InitializeResult]:
+        experimental = params.capabilities.experimental
+        acp = experimental.get("acp") if isinstance(experimental, dict) else None
+        self.client_acp = dict(acp) if isinstance(acp, dict) else {}
+        result: types.InitializeResult = yield from super().lsp_initialize(params)
+        caps = result.capabilities
+        existing = caps.experimental if isinstance(caps.experimental, dict) else {}
+        caps.experimental = {**existing, "acp": p.server_capability()}
+        return result
+
+
+def raw_response(proto: JsonRPCProtocol, data: dict[str, Any]) -> Any:
+    """Answers to untyped (custom) requests stay plain JSON instead of pygls namedtuples."""
+    if (
+        "jsonrpc" in data
+        and "id" in data
+        and "method" not in data
+        and "error" not in data
+        and data["id"] in proto._result_types
+        and proto._result_types[data["id"]] is None
+    ):
+        del proto._result_types[data["id"]]
+        return JsonRPCResponseMessage(
+            id=data["id"], jsonrpc=data["jsonrpc"], result=data.get("result")
+        )
+    return None
+
+
+def dumps(data: Any) -> str:
+    """JSON for logs and size accounting, identical to what goes on the wire."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))

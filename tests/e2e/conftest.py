@@ -1,0 +1,76 @@
+"""End-to-end fixtures: the real acp-lsp server driven by a scripted LSP editor."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig
+
+from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO_WORKSPACE = ROOT / "acp_lsp" / "demo_workspace"
+PROFILES = ["visual_studio_code", "neovim"]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    shutil.copytree(DEMO_WORKSPACE, ws)
+    return ws
+
+
+def server_env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg-config")
+    env["ACP_DEMO_DELAY"] = "0"
+    return env
+
+
+async def start_editor(
+    tmp_path: Path,
+    workspace: Path,
+    profile: str,
+    init_options: dict[str, Any] | None = None,
+    *,
+    rich: bool = True,
+) -> TestEditor:
+    config = ClientServerConfig(
+        server_command=SERVER_COMMAND,
+        client_factory=TestEditor,
+        server_env=server_env(tmp_path),
+    )
+    editor = await config.start()
+    assert isinstance(editor, TestEditor)
+    result = await editor.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities(profile, rich=rich),
+            root_uri=workspace.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+            initialization_options=init_options or {},
+        )
+    )
+    encoding = result.capabilities.position_encoding
+    editor.encoding = str(encoding) if encoding else "utf-16"
+    return editor
+
+
+@pytest.fixture(params=PROFILES)
+async def editor(request: pytest.FixtureRequest, tmp_path: Path, workspace: Path) -> AsyncIterator[TestEditor]:
+    marker = request.node.get_closest_marker("init_options")
+    options = marker.args[0] if marker else {}
+    ed = await start_editor(tmp_path, workspace, request.param, options)
+    yield ed
+    await ed.shutdown_session()
+
+
+def python_agent(*args: str) -> dict[str, Any]:
+    return {"command": sys.executable, "args": list(args)}
