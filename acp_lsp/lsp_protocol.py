@@ -18,6 +18,7 @@ from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.protocol.json_rpc import (
+    JsonRPCNotification,
     JsonRPCProtocol,
     JsonRPCRequestMessage,
     JsonRPCResponseMessage,
@@ -97,6 +98,23 @@ class AcpProtocol(LanguageServerProtocol):
         existing = caps.experimental if isinstance(caps.experimental, dict) else {}
         caps.experimental = {**existing, "acp": p.server_capability()}
         return result
+
+
+class AcpClientProtocol(LanguageServerProtocol):
+    """The editor end (the demo's terminal editor): acp/* messages stay plain JSON."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        method = data.get("method")
+        if isinstance(method, str) and method.startswith("acp/") and "jsonrpc" in data:
+            if "id" in data:
+                return JsonRPCRequestMessage(
+                    id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
+                )
+            return JsonRPCNotification(
+                method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
+            )
+        raw = raw_response(self, data)
+        return raw if raw is not None else super().structure_message(data)
 
 
 def raw_response(proto: JsonRPCProtocol, data: dict[str, Any]) -> Any:
