@@ -207,11 +207,7 @@ async def _session(args: argparse.Namespace, root: Path, out: TextIO) -> int:
         app = root / "src" / "app.py"
         if app.exists():
             text = app.read_text(encoding="utf-8")
-            unsaved = (
-                text.replace('"""', '"""\n# (unsaved) TODO: greet in French too', 1)
-                if text.startswith('"""')
-                else "# (unsaved) note\n" + text
-            )
+            unsaved = "# TODO (unsaved in the editor): greet in French too\n" + text
             editor.open_doc(app, unsaved)
             render.note("opened src/app.py with an unsaved change (the agent will read it)")
         agents = await editor.protocol.send_request_async("acp/listAgents", {})

@@ -66,10 +66,20 @@ async def start_editor(
 @pytest.fixture(params=PROFILES)
 async def editor(request: pytest.FixtureRequest, tmp_path: Path, workspace: Path) -> AsyncIterator[TestEditor]:
     marker = request.node.get_closest_marker("init_options")
-    options = marker.args[0] if marker else {}
+    options = with_fast_demo(marker.args[0] if marker else {})
     ed = await start_editor(tmp_path, workspace, request.param, options)
     yield ed
     await ed.shutdown_session()
+    assert not ed.schema_errors, "messages that break docs/acp-lsp.schema.json:\n" + "\n".join(ed.schema_errors)
+
+
+def with_fast_demo(options: dict[str, Any]) -> dict[str, Any]:
+    """The demo agent without its streaming pauses (tests need no theatre)."""
+    agents = dict(options.get("agents") or {})
+    demo = dict(agents.get("demo") or {})
+    demo.setdefault("env", {"ACP_DEMO_DELAY": "0"})
+    agents["demo"] = demo
+    return {**options, "agents": agents}
 
 
 def python_agent(*args: str) -> dict[str, Any]:

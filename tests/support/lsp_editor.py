@@ -30,6 +30,7 @@ from pytest_lsp.protocol import LanguageClientProtocol
 
 from acp_lsp.lsp_protocol import raw_response
 from acp_lsp.textedits import apply_edits
+from tests.support.acp_lsp_schema import validate
 from tests.support.editor_model import EditorModel
 
 JsonObject = dict[str, Any]
@@ -71,6 +72,7 @@ class TestEditor(LanguageClient):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(protocol_cls=RawAcpProtocol, converter_factory=default_converter, **kwargs)
         self.docs: dict[str, Doc] = {}
+        self.schema_errors: list[str] = []
         self.encoding = "utf-16"
         self.sessions: dict[str, EditorModel] = {}
         self.notifications: list[tuple[str, JsonObject]] = []
@@ -180,6 +182,7 @@ class TestEditor(LanguageClient):
 
         @self.feature("acp/saveDocument")
         def save_document(client: TestEditor, params: JsonObject) -> JsonObject:
+            client.check("acp/saveDocument", "params", params)
             saved = []
             for uri in params["uris"]:
                 doc = client.docs.get(uri)
@@ -191,6 +194,7 @@ class TestEditor(LanguageClient):
 
         @self.feature("acp/requestPermission")
         async def request_permission(client: TestEditor, params: JsonObject) -> Any:
+            client.check("acp/requestPermission", "params", params)
             client.permission_requests.append(params)
             answer = client.permission_policy(params)
             if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
@@ -207,6 +211,7 @@ class TestEditor(LanguageClient):
 
         @self.feature("acp/sessionUpdate")
         def session_update(client: TestEditor, params: JsonObject) -> None:
+            client.check("acp/sessionUpdate", "params", params)
             client.notifications.append(("acp/sessionUpdate", params))
             model = client.sessions.get(params["sessionId"])
             if model is None:
@@ -216,12 +221,14 @@ class TestEditor(LanguageClient):
 
         @self.feature("acp/sessionStatus")
         def session_status(client: TestEditor, params: JsonObject) -> None:
+            client.check("acp/sessionStatus", "params", params)
             client.notifications.append(("acp/sessionStatus", params))
             client.statuses[params["sessionId"]].append(params)
             client._status_event.set()
 
         @self.feature("acp/terminalOutput")
         def terminal_output(client: TestEditor, params: JsonObject) -> None:
+            client.check("acp/terminalOutput", "params", params)
             client.terminal_messages.append(params)
             key = params["terminalId"]
             if params.get("reset"):
@@ -230,11 +237,20 @@ class TestEditor(LanguageClient):
                 client.terminal_output[key] += params.get("data", "")
 
     # -- acp helpers -----------------------------------------------------------------------
+    def check(self, method: str, part: str, value: Any) -> None:
+        """Every acp/* message is checked against the schema; violations fail the test."""
+        try:
+            validate(method, part, value)
+        except AssertionError as exc:
+            self.schema_errors.append(str(exc))
+
     async def acp(self, method: str, params: JsonObject | None = None, timeout: float = 30) -> Any:
-        return await asyncio.wait_for(
+        result = await asyncio.wait_for(
             self.protocol.send_request_async(method, params if params is not None else {}),
             timeout,
         )
+        self.check(method, "result", result)
+        return result
 
     async def new_session(self, **params: Any) -> JsonObject:
         snapshot = await self.acp("acp/newSession", params)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The whole test suite (called by `./run tests` and by CI): installs the test peers and the
+# real editors, then lint, types, and every test. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT="$PWD"
+PY="$ROOT/.venv/bin/python"
+say() { printf '\033[1m[acp-lsp tests]\033[0m %s\n' "$*" >&2; }
+
+say "fetching the third-party ACP peers (Python SDK examples, TypeScript SDK)"
+bash scripts/fetch-test-peers.sh
+
+if [[ -z "${ACP_LSP_SKIP_VSCODE:-}" ]]; then
+    say "installing code-server, Node 24, chromium and the extension's dependencies"
+    bash scripts/setup-vscode.sh
+fi
+if [[ -x scripts/setup-lua-tools.sh ]]; then
+    bash scripts/setup-lua-tools.sh
+fi
+
+say "ruff"
+"$PY" -m ruff check acp_lsp tests bench
+"$PY" -m ruff format --check acp_lsp tests bench
+say "mypy --strict"
+"$PY" -m mypy acp_lsp
+
+say "pytest"
+"$PY" -m pytest -p no:cacheprovider "$@"
