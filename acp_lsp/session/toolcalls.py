@@ -1,0 +1,183 @@
+"""Tool calls of one session, merged with ACP v2's upsert rule (DESIGN §3).
+
+One rule serves v1 ``tool_call`` / ``tool_call_update``, v2 ``tool_call_content_chunk`` and the
+``toolCall`` of permission requests: keyed by ``toolCallId``; an omitted field keeps its value,
+``null`` clears it, a value replaces it; ``content`` and ``locations`` replace whole arrays; an
+unknown id creates the call with client defaults. Field values are kept exactly as the agent
+sent them (unknown kinds, statuses, content types and fields included).
+
+Every change yields one editor-facing update carrying the merged state, so editors never merge:
+``{"sessionUpdate": "tool_call", "toolCall": state}``, or, when content was only appended,
+``{"sessionUpdate": "tool_call", "toolCall": state minus "content", "contentAppend": items}``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Mapping
+
+from acp_lsp.session.jsonish import JSON, brief
+
+log = logging.getLogger(__name__)
+
+
+UNFINISHED_STATUSES = frozenset({"pending", "in_progress"})
+
+# The value a required ToolCallState field takes when created without it or cleared with null.
+_SCALAR_DEFAULTS: dict[str, str] = {"title": "", "kind": "other", "status": "pending"}
+_ARRAY_FIELDS = ("content", "locations")
+# Keys of an update that address the call rather than describe it.
+_ADDRESS_KEYS = frozenset({"toolCallId", "sessionUpdate"})
+
+
+def new_tool_call(tool_call_id: str) -> dict[str, JSON]:
+    """A tool call with every required field at its client default."""
+    return {
+        "toolCallId": tool_call_id,
+        "title": "",
+        "kind": "other",
+        "status": "pending",
+        "content": [],
+        "locations": [],
+    }
+
+
+class ToolCalls:
+    """The merged state of every tool call, in creation order.
+
+    Stored states are never handed out: updates and accessors return shallow copies (with their
+    own ``content`` list, the only value this class mutates in place), so a caller may hold an
+    update until it is serialised while later updates keep arriving.
+    """
+
+    def __init__(self) -> None:
+        self._calls: dict[str, dict[str, JSON]] = {}
+
+    def __contains__(self, tool_call_id: object) -> bool:
+        return tool_call_id in self._calls
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+    def ids(self) -> Iterator[str]:
+        return iter(self._calls)
+
+    def get(self, tool_call_id: str) -> dict[str, JSON] | None:
+        state = self._calls.get(tool_call_id)
+        return None if state is None else _full_copy(state)
+
+    def states(self) -> list[dict[str, JSON]]:
+        """Copies of every state, in creation order."""
+        return [_full_copy(state) for state in self._calls.values()]
+
+    def upsert(self, fields: Mapping[str, JSON]) -> tuple[dict[str, JSON], bool] | None:
+        """Merge one patch. Returns (editor update, created) or None for a malformed patch."""
+        tool_call_id = fields.get("toolCallId")
+        if not isinstance(tool_call_id, str):
+            log.warning("tool call update without a string toolCallId: %s", brief(fields))
+            return None
+        state = self._calls.get(tool_call_id)
+        created = state is None
+        if state is None:
+            state = new_tool_call(tool_call_id)
+            self._calls[tool_call_id] = state
+
+        # Content is applied last so that "only appended" can be recognised: a v1 agent that
+        # streams tool output resends the whole, growing array in each tool_call_update. The
+        # other fields are compared only when such a patch is possible.
+        track_changes = not created and "content" in fields
+        others_changed = False
+        has_content = False
+        new_content: list[JSON] = []
+        for key, value in fields.items():
+            if key in _ADDRESS_KEYS:
+                continue
+            if key in _ARRAY_FIELDS:
+                if value is None:
+                    value = []
+                elif not isinstance(value, list):
+                    log.warning("tool call %s: %s is not an array, ignored", tool_call_id, key)
+                    continue
+                if key == "content":
+                    has_content, new_content = True, value
+                    continue
+            elif value is None:
+                if key not in _SCALAR_DEFAULTS:
+                    others_changed = others_changed or key in state
+                    state.pop(key, None)
+                    continue
+                value = _SCALAR_DEFAULTS[key]
+            if track_changes and not others_changed:
+                others_changed = state.get(key, _MISSING) != value
+            state[key] = value
+
+        if has_content:
+            old_content: list[JSON] = state["content"]
+            old_len = len(old_content)
+            if (
+                track_changes
+                and not others_changed
+                and len(new_content) > old_len
+                and new_content[:old_len] == old_content
+            ):
+                appended = new_content[old_len:]
+                old_content.extend(appended)
+                return _append_update(state, appended), created
+            state["content"] = list(new_content)
+        return _full_update(state), created
+
+    def append_content(self, tool_call_id: str, item: JSON) -> tuple[dict[str, JSON], bool]:
+        """Append one content item (v2 ``tool_call_content_chunk``); an unknown id creates."""
+        state = self._calls.get(tool_call_id)
+        if state is None:
+            state = new_tool_call(tool_call_id)
+            state["content"].append(item)
+            self._calls[tool_call_id] = state
+            return _full_update(state), True
+        state["content"].append(item)
+        return _append_update(state, [item]), False
+
+    def set_field(self, tool_call_id: str, key: str, value: JSON) -> dict[str, JSON] | None:
+        """Set one bridge-owned field (e.g. ``review``) of an existing call."""
+        state = self._calls.get(tool_call_id)
+        if state is None:
+            return None
+        state[key] = value
+        return _full_update(state)
+
+    def finish(self, tool_call_ids: Iterable[str], final_status: str) -> list[dict[str, JSON]]:
+        """Give every listed call still pending/in progress ``final_status``."""
+        updates: list[dict[str, JSON]] = []
+        for tool_call_id in tool_call_ids:
+            state = self._calls.get(tool_call_id)
+            if state is None:
+                continue
+            status = state.get("status")
+            # Raw statuses may be any JSON value: only strings can be unfinished.
+            if isinstance(status, str) and status in UNFINISHED_STATUSES:
+                state["status"] = final_status
+                updates.append(_full_update(state))
+        return updates
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def _full_copy(state: dict[str, JSON]) -> dict[str, JSON]:
+    copy = dict(state)
+    copy["content"] = list(state["content"])
+    return copy
+
+
+def _full_update(state: dict[str, JSON]) -> dict[str, JSON]:
+    return {"sessionUpdate": "tool_call", "toolCall": _full_copy(state)}
+
+
+def _append_update(state: dict[str, JSON], items: list[JSON]) -> dict[str, JSON]:
+    without_content = {key: value for key, value in state.items() if key != "content"}
+    return {"sessionUpdate": "tool_call", "toolCall": without_content, "contentAppend": items}
