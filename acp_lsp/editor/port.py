@@ -100,7 +100,7 @@ class EditorSide:
             notify_user=lambda msg: self.show_message(msg, "warning"),
         )
         self.terminals = Terminals(self._send_terminal_output)
-        self.review = ReviewManager(self.files, self.publish)
+        self.review = ReviewManager(self.files, self.publish, self.sandbox)
         self.logs = LogLimiter()
         self._sessions: dict[str, Session] = {}
 
@@ -109,6 +109,14 @@ class EditorSide:
         return asyncio.get_running_loop().call_later(delay, fn)
 
     async def _send_request(self, method: str, params: JsonObject, msg_id: str) -> Any:
+        if method == types.WINDOW_SHOW_MESSAGE_REQUEST:
+            typed = types.ShowMessageRequestParams(
+                type=types.MessageType(params["type"]),
+                message=params["message"],
+                actions=[types.MessageActionItem(title=a["title"]) for a in params["actions"]],
+            )
+            item = await self.server.protocol.send_request_async(method, typed, msg_id=msg_id)
+            return {"title": item.title} if item is not None else None
         return await self.server.protocol.send_request_async(method, params, msg_id=msg_id)
 
     def _withdraw(self, msg_id: str) -> None:
