@@ -124,7 +124,7 @@ class DemoEditor(LanguageClient):
             ok = True
             for change in params.edit.document_changes or []:
                 if isinstance(change, types.TextDocumentEdit):
-                    ok &= client._apply(change.text_document.uri, list(change.edits))
+                    ok &= client._apply(change.text_document.uri, list(change.edits))  # type: ignore[arg-type]
                 elif isinstance(change, types.CreateFile):
                     path = Path(to_fs_path(change.uri) or "")
                     path.parent.mkdir(parents=True, exist_ok=True)
@@ -226,7 +226,7 @@ async def _session(args: argparse.Namespace, root: Path, out: TextIO) -> int:
         if app.exists():
             on_disk = app.read_text(encoding="utf-8")
             render.note(
-                f"src/app.py on disk now has {len(on_disk.splitlines())} lines (saved by the editor)"
+                f"src/app.py on disk: {len(on_disk.splitlines())} lines (saved by the editor)"
             )
     except Exception as exc:  # show the server's error plainly; the demo is a user's first run
         render.error(str(getattr(exc, "message", exc)))
@@ -237,16 +237,16 @@ async def _session(args: argparse.Namespace, root: Path, out: TextIO) -> int:
             editor.exit(None)
         except Exception:
             pass
-        await editor.stop()
+        await editor.stop()  # type: ignore[no-untyped-call]
     return code
 
 
 def run_demo(args: argparse.Namespace) -> int:
     out = sys.stdout
     if args.editor == "nvim":
-        from acp_lsp.demo_nvim import run_nvim_demo
+        from acp_lsp.demo_nvim import run_nvim_demo  # type: ignore[import-not-found]
 
-        return run_nvim_demo(args)
+        return int(run_nvim_demo(args))
     tmp = None
     if args.workspace:
         root = Path(args.workspace).resolve()

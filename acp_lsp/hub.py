@@ -129,7 +129,20 @@ class Hub:
         live = self.sessions.get(session_id)
         if live is not None and live.agent == backend.name and live.status != "failed":
             return live
-        session = await backend.load_session(session_id, os.path.abspath(cwd or self.default_cwd()))
+        # A failed session comes back under the id the editor knows, its seq continuing.
+        stale = live if live is not None and live.agent == backend.name else None
+        if stale is not None:
+            self.sessions.pop(session_id, None)
+            await self.editor.session_closed(stale)
+        default_cwd = stale.cwd if stale is not None else self.default_cwd()
+        try:
+            session = await backend.load_session(session_id, os.path.abspath(cwd or default_cwd))
+        except BaseException:
+            if stale is not None:
+                self.sessions.setdefault(session_id, stale)
+            raise
+        if stale is not None:
+            session.seq = max(session.seq, stale.seq)
         return self._register(session)
 
     async def list_sessions(self, agent: str | None) -> list[JsonObject]:
@@ -273,7 +286,10 @@ class Hub:
                 f"{self.settings.cancel_grace_s:g}s: stopping it",
             )
             turn.task.cancel()
-            await backend.restart()
+            try:
+                await backend.restart()
+            except BackendError as exc:  # stopped; starting it again is for the next use
+                self.editor.log("warning", exc.message)
 
     # -- agents ----------------------------------------------------------------------------
     async def restart_agent(self, agent: str) -> None:

@@ -16,13 +16,13 @@ from typing import Any
 import attrs
 from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.language_server import lsp_method
 from pygls.protocol.json_rpc import (
     JsonRPCNotification,
     JsonRPCProtocol,
     JsonRPCRequestMessage,
     JsonRPCResponseMessage,
 )
+from pygls.protocol.language_server import lsp_method
 
 from acp_lsp import protocol as p
 
@@ -87,7 +87,7 @@ class AcpProtocol(LanguageServerProtocol):
         self._send_data({"jsonrpc": JsonRPCProtocol.VERSION, "method": method, "params": params})
 
     @lsp_method(types.INITIALIZE)
-    def lsp_initialize(  # type: ignore[override]
+    def lsp_initialize(
         self, params: types.InitializeParams
     ) -> Generator[Any, Any, types.InitializeResult]:
         experimental = params.capabilities.experimental

@@ -76,6 +76,7 @@ class AcpBackend(Backend):
         self._start_lock = asyncio.Lock()
         self.init_result: JsonObject = {}
         self.last_error: str | None = None
+        self._stopping = False
         # agent session id -> Session (the editor-facing id may differ on a collision)
         self._sessions: dict[str, Session] = {}
         self._agent_ids: dict[str, str] = {}
@@ -227,9 +228,13 @@ class AcpBackend(Backend):
         proc = self._proc
         tail = proc.stderr_tail() if proc is not None else ""
         self._proc = None
-        message = f"agent {self.name!r} exited (code {returncode})"
-        self.last_error = message
-        self.editor.log("error", message)
+        if self._stopping:  # acp/restartAgent, a cancel grace or shutdown: not a crash
+            message = f"agent {self.name!r} was stopped"
+            self.editor.log("info", message)
+        else:
+            message = f"agent {self.name!r} exited (code {returncode})"
+            self.last_error = message
+            self.editor.log("error", message)
         for session in list(self._sessions.values()):
             if session.status in ("closed", "failed"):
                 continue
@@ -442,14 +447,24 @@ class AcpBackend(Backend):
         await self.call("authenticate", {"methodId": method_id})
         return {}
 
-    async def restart(self) -> None:
+    async def stop(self) -> None:
+        """Stop the agent process (its live sessions fail); the next use starts it again."""
         proc = self._proc
         if proc is not None:
-            await proc.close(grace=1.0)
+            self._stopping = True
+            try:
+                await proc.close(grace=1.0)
+            finally:
+                self._stopping = False
         self.init_result = {}
 
+    async def restart(self) -> None:
+        """Stop the agent and start it again now, so a start failure reaches the caller."""
+        await self.stop()
+        await self._process()
+
     async def shutdown(self) -> None:
-        await self.restart()
+        await self.stop()
 
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None

@@ -34,7 +34,7 @@ LANDING_TIMEOUT_S = 3.0
 
 
 def uri_for(path: str) -> str:
-    uri = from_fs_path(path)
+    uri: str | None = from_fs_path(path)
     if uri is None:
         raise BackendError(p.INVALID_PARAMS, f"path {path} has no file URI")
     return uri
@@ -81,7 +81,8 @@ class DocumentFiles:
         for candidate in (path, os.path.realpath(path)):
             uri = from_fs_path(candidate)
             if uri is not None and uri in docs:
-                return docs[uri]
+                doc: TextDocument = docs[uri]
+                return doc
         return None
 
     def current_text(self, path: str) -> str | None:
@@ -153,6 +154,72 @@ class DocumentFiles:
                 await self._save(path, target)
         self._bases[(session_id, path)] = content
         self.writes += 1
+
+    # -- review restores (acp/reviewEdit reject) ------------------------------------------
+    async def restore(self, path: str, text: str, label: str) -> None:
+        """Make ``path`` read exactly ``text`` (no merge: the caller computed it from the
+        current text), through the editor and saved, like a write."""
+        doc = self.document(path)
+        current = self.current_text(path)
+        if doc is None and current == text:
+            return
+        if doc is None and not self._save_declared():
+            self._write_disk(path, text)
+            return
+        await self._apply(path, doc, current, text, label)
+        if self._save_declared():
+            await self._save(path, text)
+
+    async def delete(self, path: str, label: str) -> None:
+        """Remove a file the agent created: a ``DeleteFile`` edit where the editor takes one,
+        else from disk when no buffer holds it (never behind an open buffer's back)."""
+        doc = self.document(path)
+        resource_ops = self._supports("workspace.workspace_edit.resource_operations") or []
+        if (
+            self._supports("workspace.workspace_edit.document_changes")
+            and types.ResourceOperationKind.Delete in resource_ops
+        ):
+            edit = types.WorkspaceEdit(
+                document_changes=[
+                    types.DeleteFile(
+                        uri=uri_for(path),
+                        options=types.DeleteFileOptions(ignore_if_not_exists=True),
+                    )
+                ]
+            )
+            try:
+                result = await asyncio.wait_for(
+                    self._server.workspace_apply_edit_async(
+                        types.ApplyWorkspaceEditParams(edit=edit, label=label)
+                    ),
+                    timeout=30,
+                )
+            except Exception as exc:
+                raise WriteRefused(
+                    p.INTERNAL_ERROR, f"the editor failed to delete {path}: {exc}"
+                ) from None
+            if not result.applied:
+                reason = result.failure_reason or "no reason given"
+                raise WriteRefused(
+                    p.INTERNAL_ERROR, f"the editor refused to delete {path}: {reason}"
+                )
+            if os.path.exists(path):
+                raise WriteRefused(
+                    p.INTERNAL_ERROR, f"the editor reported {path} deleted, but it still exists"
+                )
+            return
+        if doc is not None:
+            raise WriteRefused(
+                p.INTERNAL_ERROR,
+                f"cannot delete {path}: it is open in the editor, which cannot delete files "
+                "through workspace edits; close it and try again",
+            )
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise WriteRefused(p.INTERNAL_ERROR, f"cannot delete {path}: {exc}") from None
 
     @staticmethod
     def _write_disk(path: str, text: str) -> None:

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig
 
@@ -64,13 +63,17 @@ async def start_editor(
 
 
 @pytest.fixture(params=PROFILES)
-async def editor(request: pytest.FixtureRequest, tmp_path: Path, workspace: Path) -> AsyncIterator[TestEditor]:
+async def editor(
+    request: pytest.FixtureRequest, tmp_path: Path, workspace: Path
+) -> AsyncIterator[TestEditor]:
     marker = request.node.get_closest_marker("init_options")
     options = with_fast_demo(marker.args[0] if marker else {})
     ed = await start_editor(tmp_path, workspace, request.param, options)
     yield ed
     await ed.shutdown_session()
-    assert not ed.schema_errors, "messages that break docs/acp-lsp.schema.json:\n" + "\n".join(ed.schema_errors)
+    assert not ed.schema_errors, "messages that break docs/acp-lsp.schema.json:\n" + "\n".join(
+        ed.schema_errors
+    )
 
 
 def with_fast_demo(options: dict[str, Any]) -> dict[str, Any]:

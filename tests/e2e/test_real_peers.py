@@ -26,7 +26,9 @@ from tests.support.peers import (
 pytestmark = pytest.mark.timeout(60)
 
 
-async def _editor(tmp_path: Path, workspace: Path, agent: dict[str, Any], profile: str = "neovim") -> TestEditor:
+async def _editor(
+    tmp_path: Path, workspace: Path, agent: dict[str, Any], profile: str = "neovim"
+) -> TestEditor:
     options = with_fast_demo({"agents": {"peer": agent}, "defaultAgent": "peer"})
     return await start_editor(tmp_path, workspace, profile, options)
 
@@ -38,7 +40,9 @@ async def _done(editor: TestEditor, log: Path) -> None:
 
 
 @pytest.mark.parametrize("profile", ["visual_studio_code", "neovim"])
-async def test_echo_agent_streams_and_keeps_meta(tmp_path: Path, workspace: Path, profile: str) -> None:
+async def test_echo_agent_streams_and_keeps_meta(
+    tmp_path: Path, workspace: Path, profile: str
+) -> None:
     log = tmp_path / "echo.log"
     editor = await _editor(tmp_path, workspace, python_example("echo_agent.py", log), profile)
     snap = await editor.new_session()

@@ -84,7 +84,10 @@ async def test_unknown_session(editor: TestEditor) -> None:
             "missing": {"command": "no-such-agent-binary-xyz"},
             "quits": {
                 "command": sys.executable,
-                "args": ["-c", "import sys; sys.stderr.write('boom: no credentials\\n'); sys.exit(3)"],
+                "args": [
+                    "-c",
+                    "import sys; sys.stderr.write('boom: no credentials\\n'); sys.exit(3)",
+                ],
             },
         }
     }
@@ -132,6 +135,7 @@ async def test_workspace_toml_and_did_change_configuration(tmp_path: Path, works
             settings={"acp": {"agents": {"later": {"command": "python3"}}, "defaultAgent": "later"}}
         )
     )
+
     async def configured() -> bool:
         agents = {a["name"]: a for a in (await editor.acp(p.ACP_LIST_AGENTS))["agents"]}
         return "later" in agents and agents["later"]["default"] is True
@@ -148,9 +152,17 @@ async def test_workspace_toml_and_did_change_configuration(tmp_path: Path, works
 async def test_updates_are_ordered_and_arrive_before_the_response(editor: TestEditor) -> None:
     snap = await editor.new_session()
     sid = snap["sessionId"]
-    assert not [n for n in editor.notifications if n[1].get("sessionId") == sid and n[0] == "acp/sessionUpdate"]
+    assert not [
+        n
+        for n in editor.notifications
+        if n[1].get("sessionId") == sid and n[0] == "acp/sessionUpdate"
+    ]
     await editor.prompt(sid, "hello")
-    seqs = [n[1]["seq"] for n in editor.notifications if n[0] == "acp/sessionUpdate" and n[1]["sessionId"] == sid]
+    seqs = [
+        n[1]["seq"]
+        for n in editor.notifications
+        if n[0] == "acp/sessionUpdate" and n[1]["sessionId"] == sid
+    ]
     assert seqs == list(range(1, len(seqs) + 1))
     # an editor rebuilding from snapshot + notifications sees exactly the bridge's state
     final = await editor.acp(p.ACP_GET_SESSION, {"sessionId": sid})
@@ -194,7 +206,9 @@ async def test_modes_and_config_options(editor: TestEditor) -> None:
     modes = snap["modes"]
     target = next(m["id"] for m in modes["availableModes"] if m["id"] != modes["currentModeId"])
     assert await editor.acp(p.ACP_SET_MODE, {"sessionId": sid, "modeId": target}) == {}
-    await editor.wait_for(lambda: editor.sessions[sid].view().get("modes", {}).get("currentModeId") == target)
+    await editor.wait_for(
+        lambda: editor.sessions[sid].view().get("modes", {}).get("currentModeId") == target
+    )
     option = snap["configOptions"][0]
     value = option["options"][0]["value"]
     result = await editor.acp(
@@ -251,13 +265,23 @@ async def test_restart_agent_fails_live_sessions(editor: TestEditor) -> None:
 async def test_authentication_flow(tmp_path: Path, workspace: Path) -> None:
     methods = [
         {"id": "key", "name": "API key", "description": "use a key"},
-        {"id": "login", "name": "Log in", "type": "terminal", "args": ["--login"], "env": {"X": "1"}},
+        {
+            "id": "login",
+            "name": "Log in",
+            "type": "terminal",
+            "args": ["--login"],
+            "env": {"X": "1"},
+        },
     ]
     script = {
         "initialize": {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": methods},
-        "on": {"session/new#1": [{"error": {"code": -32000, "message": "Authentication required"}}]},
+        "on": {
+            "session/new#1": [{"error": {"code": -32000, "message": "Authentication required"}}]
+        },
     }
-    options = with_fast_demo({"agents": {"auth": scripted(script, tmp_path)}, "defaultAgent": "auth"})
+    options = with_fast_demo(
+        {"agents": {"auth": scripted(script, tmp_path)}, "defaultAgent": "auth"}
+    )
     editor = await start_editor(tmp_path, workspace, "neovim", options)
     err = await error_of(editor.acp(p.ACP_NEW_SESSION, {}))
     assert err.code == p.AUTH_REQUIRED
@@ -265,7 +289,9 @@ async def test_authentication_flow(tmp_path: Path, workspace: Path) -> None:
     agents = {a["name"]: a for a in (await editor.acp(p.ACP_LIST_AGENTS))["agents"]}
     assert [m["id"] for m in agents["auth"]["authMethods"]] == ["key", "login"]
     terminal = await editor.acp(p.ACP_AUTHENTICATE, {"agent": "auth", "methodId": "login"})
-    assert terminal["terminal"]["args"][-1] == "--login" and terminal["terminal"]["env"] == {"X": "1"}
+    assert terminal["terminal"]["args"][-1] == "--login" and terminal["terminal"]["env"] == {
+        "X": "1"
+    }
     assert await editor.acp(p.ACP_AUTHENTICATE, {"agent": "auth", "methodId": "key"}) == {}
     assert (await editor.new_session())["agent"] == "auth"
     await editor.shutdown_session()

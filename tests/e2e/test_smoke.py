@@ -15,4 +15,4 @@ async def test_demo_turn(editor: TestEditor) -> None:
     print(model.message_texts())
     print(editor.statuses[sid])
     final = await editor.acp("acp/getSession", {"sessionId": sid})
-    print({k: (v if k not in ("messages","toolCalls") else len(v)) for k, v in final.items()})
+    print({k: (v if k not in ("messages", "toolCalls") else len(v)) for k, v in final.items()})

@@ -35,5 +35,7 @@ def validate(method: str, part: str, value: Any) -> None:
         raise AssertionError(f"{method} has no {part} in the acp-lsp schema")
     errors = sorted(_validator(type_name).iter_errors(value), key=lambda e: list(e.path))
     if errors:
-        detail = "; ".join(f"{'/'.join(map(str, e.path)) or '<root>'}: {e.message}" for e in errors[:5])
+        detail = "; ".join(
+            f"{'/'.join(map(str, e.path)) or '<root>'}: {e.message}" for e in errors[:5]
+        )
         raise AssertionError(f"{method} {part} breaks the schema ({type_name}): {detail}")
