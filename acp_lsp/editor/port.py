@@ -120,7 +120,8 @@ class EditorSide:
         return await self.server.protocol.send_request_async(method, params, msg_id=msg_id)
 
     def _withdraw(self, msg_id: str) -> None:
-        self.server.protocol.notify("$/cancelRequest", {"id": msg_id})
+        # raw: pygls would try to unstructure a plain dict as CancelParams and fail
+        self.server.protocol.send_notification_raw(types.CANCEL_REQUEST, {"id": msg_id})
 
     def _send_terminal_output(self, params: JsonObject) -> None:
         self.server.protocol.send_notification_raw(p.ACP_TERMINAL_OUTPUT, params)

@@ -1,38 +1,345 @@
-"""Reviewable edits (placeholder until the review feature lands)."""
+"""Reviewable edits: ``toolCall.review`` and ``acp/reviewEdit`` (DESIGN §2, §3).
+
+Agents mostly write files themselves and report ``diff`` items in tool calls, whose
+``oldText`` may be a snippet or null. So the bridge snapshots a file's full text (or its
+absence) the first time a turn names its path, and again the first time each tool call names
+it; a tool call with diffs becomes reviewable (``toolCall.review``), and a reject restores
+the file by the rules in ``review_rules`` through the editor (``DocumentFiles``), saving as
+writes do. ``accept`` marks the change kept.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+import os
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
 from acp_lsp.editor.files import DocumentFiles
+from acp_lsp.editor.review_rules import Diff, Snapshot, plan_reject
+from acp_lsp.editor.review_state import (
+    OPEN_STATUSES,
+    CallChanges,
+    FileChange,
+    SessionChanges,
+)
+from acp_lsp.sandbox import Sandbox, SandboxError
 from acp_lsp.session import Session
 
+log = logging.getLogger(__name__)
+
 JsonObject = dict[str, Any]
+KEEP_SNAPSHOT_TURNS = 20
+"""Snapshots of unreviewed changes are kept this many turns; older ones undo from diffs."""
+
+
+class _Unreadable:
+    """current_text failed (a directory, not UTF-8): no snapshot."""
+
+
+_UNREADABLE = _Unreadable()
+_DONE = {"accept": "accepted", "reject": "rejected"}
 
 
 class ReviewManager:
+    """Tracks reported changes per session and carries out ``acp/reviewEdit``."""
+
     def __init__(
-        self, files: DocumentFiles, publish: Callable[[Session, list[JsonObject]], None]
+        self,
+        files: DocumentFiles,
+        publish: Callable[[Session, list[JsonObject]], None],
+        sandbox: Callable[[Session], Sandbox],
     ) -> None:
         self._files = files
         self._publish = publish
+        self._sandbox = sandbox
+        self._sessions: dict[str, SessionChanges] = {}
 
+    # -- what the session names --------------------------------------------------------------
     def turn_started(self, session: Session) -> None:
-        pass
+        state = self._sessions.setdefault(session.session_id, SessionChanges())
+        state.start_turn(KEEP_SNAPSHOT_TURNS)
 
     def note_path(self, session: Session, path: str, real: str) -> None:
-        pass
-
-    def on_tool_call(self, session: Session, state: JsonObject) -> None:
-        pass
+        """A tool call, permission request or fs call names ``real``: snapshot it once a turn."""
+        state = self._sessions.get(session.session_id)
+        if state is None or state.turn == 0 or real in state.snapshots:
+            return
+        text = self._text(real)
+        if not isinstance(text, _Unreadable):
+            state.snapshots[real] = text
 
     def forget(self, session_id: str) -> None:
-        pass
+        self._sessions.pop(session_id, None)
 
+    def on_tool_call(self, session: Session, state: JsonObject) -> None:
+        """Every tool-call state published: record sightings and diffs, set ``review``.
+
+        ``state`` is the outgoing update's own copy: the review is set on it in place (and in
+        the session), so the update the editor gets already carries it, in order.
+        """
+        changes = self._sessions.get(session.session_id)
+        tool_call_id = state.get("toolCallId")
+        if changes is None or changes.turn == 0 or not isinstance(tool_call_id, str):
+            return
+        content = state.get("content")
+        if not isinstance(content, list):  # an append-only update omits content
+            full = session.tool_call(tool_call_id) or {}
+            content = full.get("content")
+        diffs = _diff_items(content)
+        named = [
+            *_location_paths(state.get("locations")),
+            *_raw_input_paths(state.get("rawInput")),
+            *(path for path, _ in diffs),
+        ]
+        call = changes.calls.get(tool_call_id)
+        if call is None:
+            if not named:
+                return
+            call = changes.calls[tool_call_id] = CallChanges(tool_call_id, changes.turn)
+        sandbox = self._sandbox(session)
+        for path in named:
+            real = _resolve(sandbox, session, path)
+            if real is not None and real not in call.sights:
+                text = self._text(real)
+                if not isinstance(text, _Unreadable):
+                    call.sights[real] = text
+                    changes.snapshots.setdefault(real, text)
+        if not diffs:
+            return
+        self._record_diffs(session, changes, call, sandbox, diffs)
+        review = call.review_json()
+        if state.get("review") != review:
+            session.set_review(tool_call_id, review)
+            state["review"] = review
+
+    def _record_diffs(
+        self,
+        session: Session,
+        changes: SessionChanges,
+        call: CallChanges,
+        sandbox: Sandbox,
+        diffs: list[tuple[str, Diff]],
+    ) -> None:
+        grouped: dict[str, tuple[str, str | None, list[Diff]]] = {}
+        for path, diff in diffs:
+            real = _resolve(sandbox, session, path)
+            key = real or path
+            grouped.setdefault(key, (path, real, []))[2].append(diff)
+        for key, (path, real, file_diffs) in grouped.items():
+            change = call.files.get(key)
+            if change is not None:
+                change.diffs = file_diffs  # content replaces whole arrays: the latest report
+                continue
+            snapshots: list[Snapshot] = []
+            if real is not None:
+                if real in call.sights:
+                    snapshots.append(call.sights[real])
+                first = changes.first_diff_call.setdefault(real, call.tool_call_id)
+                if (
+                    first == call.tool_call_id
+                    and call.turn == changes.turn
+                    and real in changes.snapshots
+                    and changes.snapshots[real] not in snapshots
+                ):
+                    snapshots.append(changes.snapshots[real])
+            change = FileChange(
+                path=path,
+                real=real,
+                diffs=file_diffs,
+                snapshots=snapshots,
+                existed_before=real is not None and real in changes.seen_existing,
+            )
+            if real is None:
+                change.settle("failed", f"{path} is outside the workspace; it cannot be reviewed")
+            call.files[key] = change
+
+    # -- acp/reviewEdit ----------------------------------------------------------------------
     async def review(
         self, session: Session, action: str, tool_call_id: str | None, path: str | None
     ) -> JsonObject:
-        raise BackendError(p.NOT_SUPPORTED, "review is not available yet")
+        if action not in _DONE:
+            raise BackendError(
+                p.INVALID_PARAMS, f"action: expected accept or reject, not {action!r}"
+            )
+        changes = self._sessions.setdefault(session.session_id, SessionChanges())
+        async with changes.lock:
+            targets = self._targets(session, changes, tool_call_id, path)
+            groups: dict[str, list[tuple[CallChanges, FileChange]]] = {}
+            for call, change in targets:
+                groups.setdefault(change.key, []).append((call, change))
+            results: list[JsonObject] = []
+            touched: dict[str, CallChanges] = {}
+            for items in groups.values():
+                results.append(await self._decide(session, action, items))
+                touched.update((call.tool_call_id, call) for call, _ in items)
+            for call in touched.values():
+                self._publish(session, session.set_review(call.tool_call_id, call.review_json()))
+        wanted = _DONE[action]
+        applied = bool(results) and all(r["status"] == wanted for r in results)
+        return {"applied": applied, "files": results}
+
+    def _targets(
+        self,
+        session: Session,
+        changes: SessionChanges,
+        tool_call_id: str | None,
+        path: str | None,
+    ) -> list[tuple[CallChanges, FileChange]]:
+        if tool_call_id is not None:
+            call = changes.calls.get(tool_call_id)
+            if call is None and session.tool_call(tool_call_id) is None:
+                raise BackendError(
+                    p.INVALID_PARAMS,
+                    f"toolCallId: no tool call {tool_call_id!r} in session {session.session_id!r}",
+                    {"toolCallId": tool_call_id},
+                )
+            pairs = [(call, change) for change in call.files.values()] if call else []
+            if path is not None:
+                pairs = [pair for pair in pairs if self._matches(session, pair[1], path)]
+                if not pairs:
+                    raise BackendError(
+                        p.INVALID_PARAMS,
+                        f"path: tool call {tool_call_id!r} reported no change to {path}",
+                        {"path": path},
+                    )
+            return pairs
+        pairs = list(changes.last_turn_files())
+        if path is not None:
+            pairs = [pair for pair in pairs if self._matches(session, pair[1], path)]
+            if not pairs:
+                raise BackendError(
+                    p.INVALID_PARAMS,
+                    f"path: the last turn reported no change to {path}",
+                    {"path": path},
+                )
+        return [(call, change) for call, change in pairs if change.status in OPEN_STATUSES]
+
+    def _matches(self, session: Session, change: FileChange, path: str) -> bool:
+        if change.path == path:
+            return True
+        real = _resolve(self._sandbox(session), session, path)
+        return real is not None and real == change.real
+
+    async def _decide(
+        self, session: Session, action: str, items: list[tuple[CallChanges, FileChange]]
+    ) -> JsonObject:
+        """Accept or reject one file's changes (one or more tool calls, in their order)."""
+        display = items[0][1].path
+        open_items = [change for _, change in items if change.status in OPEN_STATUSES]
+        if not open_items:
+            status = items[-1][1].status
+            return {"path": display, "status": status, "message": f"already {status}"}
+        if action == "accept":
+            _settle(open_items, "accepted")
+            return {"path": display, "status": "accepted"}
+        made = _made([session.tool_call(call.tool_call_id) for call, _ in items])
+        try:
+            await self._reject(session, open_items, made)
+        except BackendError as exc:
+            _settle(open_items, "failed", exc.message)
+            return {"path": display, "status": "failed", "message": exc.message}
+        _settle(open_items, "rejected")
+        return {"path": display, "status": "rejected"}
+
+    async def _reject(self, session: Session, changes: list[FileChange], made: bool | None) -> None:
+        first = changes[0]
+        try:
+            real = self._sandbox(session).resolve(first.path)
+        except SandboxError as exc:
+            raise BackendError(p.INVALID_PARAMS, str(exc)) from None
+        current = self._text(real)
+        if isinstance(current, _Unreadable):
+            raise BackendError(p.INVALID_PARAMS, f"{first.path} is not a readable text file now")
+        plan = plan_reject(
+            first.path,
+            [diff for change in changes for diff in change.diffs],
+            first.snapshots,
+            current,
+            existed_before=first.existed_before,
+            made=made,
+        )
+        label = f"acp-lsp: undo {session.agent}'s edit of {os.path.basename(first.path)}"
+        if plan.action == "refuse":
+            raise BackendError(p.INVALID_PARAMS, plan.reason or f"{first.path} changed since")
+        if plan.action == "write" and plan.text is not None:
+            await self._files.restore(real, plan.text, label)
+        elif plan.action == "delete":
+            await self._files.delete(real, label)
+        log.info("review: rejected %s (%s)", first.path, plan.action)
+
+    def _text(self, real: str) -> Snapshot | _Unreadable:
+        try:
+            return self._files.current_text(real)
+        except BackendError:
+            return _UNREADABLE
+
+
+def _made(states: Iterable[JsonObject | None]) -> bool | None:
+    """Whether the tool calls made their changes, as far as their statuses tell."""
+    statuses = {state.get("status") if state else None for state in states}
+    if statuses == {"completed"}:
+        return True
+    if statuses and statuses <= {"failed", "cancelled"}:
+        return False
+    return None
+
+
+def _settle(changes: Iterable[FileChange], status: str, message: str | None = None) -> None:
+    for change in changes:
+        change.settle(status, message)
+
+
+def _resolve(sandbox: Sandbox, session: Session, path: str) -> str | None:
+    if not os.path.isabs(path):
+        path = os.path.join(session.cwd, path)
+    try:
+        return sandbox.resolve(path)
+    except SandboxError:
+        return None
+
+
+def _location_paths(locations: Any) -> list[str]:
+    if not isinstance(locations, list):
+        return []
+    return [
+        loc["path"]
+        for loc in locations
+        if isinstance(loc, dict) and isinstance(loc.get("path"), str)
+    ]
+
+
+_RAW_INPUT_PATH_KEYS = ("file_path", "filePath", "path", "notebook_path", "abs_path")
+
+
+def _raw_input_paths(raw_input: Any) -> list[str]:
+    """Paths in a tool's input: claude-agent-acp's first ``tool_call`` of a Write names its
+    file only there, before the write, so this is the snapshot that predates it."""
+    if not isinstance(raw_input, dict):
+        return []
+    return [
+        value
+        for key in _RAW_INPUT_PATH_KEYS
+        if isinstance(value := raw_input.get(key), str) and os.path.isabs(value)
+    ]
+
+
+def _diff_items(content: Any) -> list[tuple[str, Diff]]:
+    """The well-formed ``diff`` items of tool-call content: (path, Diff), in order."""
+    if not isinstance(content, list):
+        return []
+    out: list[tuple[str, Diff]] = []
+    for item in content:
+        if not isinstance(item, dict) or item.get("type") != "diff":
+            continue
+        path, old, new = item.get("path"), item.get("oldText"), item.get("newText")
+        if (
+            isinstance(path, str)
+            and path
+            and isinstance(new, str)
+            and (old is None or isinstance(old, str))
+        ):
+            out.append((path, Diff(old, new)))
+    return out
