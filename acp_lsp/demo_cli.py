@@ -244,9 +244,9 @@ async def _session(args: argparse.Namespace, root: Path, out: TextIO) -> int:
 def run_demo(args: argparse.Namespace) -> int:
     out = sys.stdout
     if args.editor == "nvim":
-        from acp_lsp.demo_nvim import run_nvim_demo  # type: ignore[import-not-found]
+        from acp_lsp.demo_nvim import run_nvim_demo
 
-        return int(run_nvim_demo(args))
+        return run_nvim_demo(args)
     tmp = None
     if args.workspace:
         root = Path(args.workspace).resolve()

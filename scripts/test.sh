@@ -14,9 +14,8 @@ if [[ -z "${ACP_LSP_SKIP_VSCODE:-}" ]]; then
     say "installing code-server, Node 24, chromium and the extension's dependencies"
     bash scripts/setup-vscode.sh
 fi
-if [[ -x scripts/setup-lua-tools.sh ]]; then
-    bash scripts/setup-lua-tools.sh
-fi
+say "installing stylua and luacheck (Neovim plugin lint)"
+bash editors/neovim/scripts/install-lua-tools.sh
 
 say "ruff"
 "$PY" -m ruff check acp_lsp tests bench

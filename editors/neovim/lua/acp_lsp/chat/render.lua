@@ -1,0 +1,307 @@
+--- Turns one block of a session (message, tool call, plan, notice) into lines + highlights.
+--- Pure: reads the session model, touches no buffer.
+local sessions = require('acp_lsp.sessions')
+local config = require('acp_lsp.config')
+
+local M = {}
+
+M.STATUS_ICON = {
+  pending = '○',
+  in_progress = '◐',
+  completed = '✓',
+  failed = '✗',
+  cancelled = '⊘',
+}
+
+M.PLAN_ICON = { pending = '○', in_progress = '▸', completed = '✓' }
+
+M.THOUGHT_HEADER = '▸ Thinking'
+M.USER_HEADER = '## You'
+
+---@class acp_lsp.Rendered
+---@field lines string[]
+---@field hls table[] {row, group, start col?, end col?}: no start col = the whole line
+---@field sections table[] {row, tool_call_id?, path?, terminal_id?}: what a row stands for
+
+local function split(text)
+  return vim.split(text or '', '\n', { plain = true })
+end
+
+local function short_path(path, cwd)
+  if type(path) ~= 'string' then
+    return '?'
+  end
+  if cwd and vim.startswith(path, cwd .. '/') then
+    return path:sub(#cwd + 2)
+  end
+  return vim.fn.fnamemodify(path, ':~:.')
+end
+
+local function with_newline(text)
+  if text == '' or text:sub(-1) == '\n' then
+    return text
+  end
+  return text .. '\n'
+end
+
+--- Unified diff lines for one diff item (oldText nil/null = a new file).
+---@param old string?
+---@param new string?
+---@return string[]
+function M.diff_lines(old, new)
+  old = (type(old) == 'string') and old or ''
+  new = (type(new) == 'string') and new or ''
+  local diff_fn = (vim.text and vim.text.diff) or vim.diff
+  local out = diff_fn(with_newline(old), with_newline(new), { result_type = 'unified', ctxlen = 3 })
+  local lines = split(out --[[@as string]])
+  if lines[#lines] == '' then
+    table.remove(lines)
+  end
+  return lines
+end
+
+local function review_text(review)
+  if review == nil or review == vim.NIL then
+    return nil
+  end
+  if type(review) == 'string' then
+    return review
+  end
+  if type(review) == 'table' then
+    if review.status then
+      local notes = {}
+      for _, f in ipairs(type(review.files) == 'table' and review.files or {}) do
+        if f.message then
+          table.insert(notes, tostring(f.message))
+        end
+      end
+      return tostring(review.status) .. (#notes > 0 and (' — ' .. table.concat(notes, '; ')) or '')
+    end
+    if review.state then
+      return tostring(review.state)
+    end
+    local parts = {}
+    for k, v in pairs(review) do
+      if type(v) ~= 'table' then
+        table.insert(parts, k .. '=' .. tostring(v))
+      end
+    end
+    table.sort(parts)
+    return table.concat(parts, ' ')
+  end
+  return tostring(review)
+end
+
+---@param out acp_lsp.Rendered
+local function add(out, line, hl, section)
+  table.insert(out.lines, line)
+  local row = #out.lines - 1
+  if hl then
+    table.insert(out.hls, { row, hl })
+  end
+  if section then
+    section.row = row
+    table.insert(out.sections, section)
+  end
+  return row
+end
+
+local function render_terminal(out, session, id, tool_call_id)
+  local term = session.terminals[id]
+  local status = ''
+  if term and term.exit_status then
+    local es = term.exit_status
+    status = es.signal and es.signal ~= vim.NIL and (' (signal ' .. tostring(es.signal) .. ')')
+      or (' (exit ' .. tostring(es.exitCode) .. ')')
+  elseif term then
+    status = ' (running)'
+  end
+  add(out, '  $ terminal ' .. id .. status, 'Special', { tool_call_id = tool_call_id, terminal_id = id })
+  if not term then
+    return
+  end
+  local lines = split(term.output)
+  if lines[#lines] == '' then
+    table.remove(lines)
+  end
+  local keep = config.options.chat.terminal_lines or 12
+  if #lines > keep or term.truncated then
+    add(
+      out,
+      ('  │ … (%s earlier lines hidden)'):format(term.truncated and 'some' or (#lines - keep)),
+      'Comment'
+    )
+    lines = vim.list_slice(lines, math.max(1, #lines - keep + 1))
+  end
+  for _, line in ipairs(lines) do
+    add(out, '  │ ' .. line, nil, { tool_call_id = tool_call_id, terminal_id = id })
+  end
+end
+
+---@param session acp_lsp.Session
+---@param id string
+---@return acp_lsp.Rendered
+function M.tool_call(session, id)
+  local out = { lines = {}, hls = {}, sections = {} }
+  local tc = session.tool_calls[id] or { toolCallId = id }
+  local status = tc.status or 'pending'
+  local icon = M.STATUS_ICON[status] or '•'
+  local header = ('%s %s'):format(icon, tc.title or id)
+  local meta = ('  [%s · %s]'):format(tc.kind or 'other', status)
+  local row = add(out, header .. meta, nil, { tool_call_id = id })
+  table.insert(out.hls, { row, 'Title', 0, #header })
+  table.insert(out.hls, { row, 'Comment', #header, #header + #meta })
+  for _, loc in ipairs(tc.locations or {}) do
+    if type(loc) == 'table' and loc.path then
+      local line = loc.line and loc.line ~= vim.NIL and (':' .. loc.line) or ''
+      add(out, '  ↳ ' .. short_path(loc.path, session.cwd) .. line, 'Directory', {
+        tool_call_id = id,
+        path = loc.path,
+        line = loc.line ~= vim.NIL and loc.line or nil,
+      })
+    end
+  end
+  local pending = session.permissions[id]
+  if pending then
+    local names = {}
+    for _, o in ipairs(pending.options) do
+      table.insert(names, o.name or o.optionId)
+    end
+    add(out, '  ⚠ awaiting permission: ' .. table.concat(names, ' / '), 'WarningMsg', { tool_call_id = id })
+  end
+  local review_files = {}
+  if type(tc.review) == 'table' and type(tc.review.files) == 'table' then
+    for _, f in ipairs(tc.review.files) do
+      if type(f) == 'table' and f.path then
+        review_files[f.path] = f.status
+      end
+    end
+  end
+  for _, item in ipairs(type(tc.content) == 'table' and tc.content or {}) do
+    local t = type(item) == 'table' and item.type or nil
+    if t == 'diff' then
+      local label = '  ┌ ' .. short_path(item.path, session.cwd)
+      if item.oldText == nil or item.oldText == vim.NIL then
+        label = label .. ' (new file)'
+      end
+      local file_status = review_files[item.path]
+      if file_status then
+        label = label .. ' · ' .. file_status
+      end
+      add(out, label, 'Directory', { tool_call_id = id, path = item.path })
+      for _, dl in ipairs(M.diff_lines(item.oldText, item.newText)) do
+        local c = dl:sub(1, 1)
+        local hl = (c == '+' and 'DiffAdd') or (c == '-' and 'DiffDelete') or (c == '@' and 'DiffText') or nil
+        add(out, '  ' .. dl, hl, { tool_call_id = id, path = item.path })
+      end
+    elseif t == 'terminal' then
+      render_terminal(out, session, item.terminalId, id)
+    elseif t == 'content' then
+      for _, line in ipairs(split(sessions.content_text(item.content))) do
+        add(out, '  ' .. line, nil, { tool_call_id = id })
+      end
+    elseif t then
+      add(out, ('  [%s]'):format(t), 'Comment', { tool_call_id = id })
+    end
+  end
+  local review = review_text(tc.review)
+  if review then
+    local hint = review == 'pending' and '  (ga accept · gr reject)' or ''
+    add(out, '  review: ' .. review .. hint, 'Comment', { tool_call_id = id })
+  end
+  return out
+end
+
+---@param session acp_lsp.Session
+---@return acp_lsp.Rendered
+function M.plan(session)
+  local out = { lines = {}, hls = {}, sections = {} }
+  add(out, 'Plan', 'Title')
+  for _, entry in ipairs(session.plan or {}) do
+    local icon = M.PLAN_ICON[entry.status] or '•'
+    local hl = entry.status == 'completed' and 'Comment' or nil
+    add(out, ('  %s %s'):format(icon, entry.content or ''), hl)
+  end
+  return out
+end
+
+---@param session acp_lsp.Session
+---@param block table
+---@param last boolean? the last block: its text may still grow, trailing newlines stay
+---@return acp_lsp.Rendered
+function M.block(session, block, last)
+  local out = { lines = {}, hls = {}, sections = {} }
+  if block.type == 'message' then
+    if block.role == 'user' then
+      add(out, M.USER_HEADER, 'Title')
+    elseif block.role == 'thought' then
+      add(out, M.THOUGHT_HEADER, 'Comment')
+    end
+    local lines = split(block.text)
+    while not last and #lines > 1 and lines[#lines] == '' do
+      table.remove(lines)
+    end
+    for _, line in ipairs(lines) do
+      add(out, line, block.role == 'thought' and 'Comment' or nil)
+    end
+  elseif block.type == 'tool_call' then
+    return M.tool_call(session, block.id)
+  elseif block.type == 'plan' then
+    return M.plan(session)
+  elseif block.type == 'notice' then
+    add(out, '── ' .. block.text .. ' ──', 'WarningMsg')
+  else
+    add(out, '[' .. tostring(block.type) .. ']', 'Comment')
+  end
+  return out
+end
+
+--- Winbar text of a chat window.
+---@param session acp_lsp.Session
+---@return string
+function M.winbar(session)
+  local title = session.title or session.agent or 'agent'
+  if vim.fn.strchars(title) > 32 then
+    title = vim.fn.strcharpart(title, 0, 31) .. '…'
+  end
+  local parts = { title, session.status or '?' }
+  local modes = session.modes
+  if type(modes) == 'table' and modes.currentModeId then
+    local name = modes.currentModeId
+    for _, m in ipairs(modes.availableModes or {}) do
+      if m.id == modes.currentModeId then
+        name = m.name or name
+      end
+    end
+    table.insert(parts, 'mode: ' .. name)
+  end
+  for _, o in ipairs(session.config_options or {}) do
+    if o.category == 'model' and o.currentValue ~= nil then
+      local name = tostring(o.currentValue)
+      for _, item in ipairs(o.options or {}) do
+        if item.value == o.currentValue then
+          name = item.name or name
+        end
+      end
+      table.insert(parts, 'model: ' .. name)
+    end
+  end
+  if not session.follow then
+    table.insert(parts, 'follow: off')
+  end
+  local u = session.usage
+  if type(u) == 'table' and type(u.used) == 'number' then
+    local usage = ('tokens: %d/%s'):format(u.used, type(u.size) == 'number' and tostring(u.size) or '?')
+    if type(u.cost) == 'table' and u.cost.amount then
+      usage = usage .. (' · %s %.4f'):format(u.cost.currency or '', u.cost.amount)
+    end
+    table.insert(parts, usage)
+  end
+  local n = vim.tbl_count(session.permissions)
+  if n > 0 then
+    table.insert(parts, ('⚠ %d permission%s'):format(n, n > 1 and 's' or ''))
+  end
+  return table.concat(parts, ' · ')
+end
+
+return M

@@ -1,0 +1,273 @@
+--- The transcript buffer of a chat: rendering session events into it. Streaming text is
+--- appended at the end of the buffer (nothing already there is redrawn); a changed tool
+--- call or plan re-renders only its own lines.
+local sessions = require('acp_lsp.sessions')
+local render = require('acp_lsp.chat.render')
+
+local M = {}
+
+local ns = vim.api.nvim_create_namespace('acp_lsp.chat')
+
+---@class acp_lsp.ChatView
+---@field buf integer transcript buffer
+---@field input integer prompt buffer
+---@field starts integer[] 0-based first row of each block
+---@field sections table<integer, table[]> per block: what its rows stand for
+
+---@type table<string, acp_lsp.ChatView>
+M.views = {}
+
+local function set_text(view, fn)
+  local buf = view.buf
+  local at_end = {}
+  local count = vim.api.nvim_buf_line_count(buf)
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    at_end[win] = vim.api.nvim_win_get_cursor(win)[1] >= count
+  end
+  vim.bo[buf].modifiable = true
+  local ok, err = pcall(fn)
+  vim.bo[buf].modifiable = false
+  local last = vim.api.nvim_buf_line_count(buf)
+  for win, follow in pairs(at_end) do
+    if follow and vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_win_set_cursor(win, { last, 0 })
+    end
+  end
+  if not ok then
+    error(err)
+  end
+end
+
+local function apply_hls(buf, first_row, rendered)
+  for _, hl in ipairs(rendered.hls) do
+    local row = first_row + hl[1]
+    if hl[3] then
+      pcall(vim.api.nvim_buf_set_extmark, buf, ns, row, hl[3], {
+        end_col = hl[4],
+        hl_group = hl[2],
+      })
+    else
+      pcall(vim.api.nvim_buf_set_extmark, buf, ns, row, 0, { line_hl_group = hl[2] })
+    end
+  end
+end
+
+--- Last row (exclusive) of block i: the separator line before the next block, or the end.
+local function block_end(view, i)
+  local nxt = view.starts[i + 1]
+  if nxt then
+    return nxt - 1
+  end
+  return vim.api.nvim_buf_line_count(view.buf)
+end
+
+function M.render_all(session, view)
+  local lines, hls, starts, sections = {}, {}, {}, {}
+  for i, block in ipairs(session.blocks) do
+    if i > 1 then
+      table.insert(lines, '')
+    end
+    starts[i] = #lines
+    local r = render.block(session, block, i == #session.blocks)
+    for _, hl in ipairs(r.hls) do
+      table.insert(hls, { hl[1] + starts[i], hl[2], hl[3], hl[4] })
+    end
+    sections[i] = r.sections
+    vim.list_extend(lines, r.lines)
+  end
+  view.starts, view.sections = starts, sections
+  set_text(view, function()
+    vim.api.nvim_buf_clear_namespace(view.buf, ns, 0, -1)
+    vim.api.nvim_buf_set_lines(view.buf, 0, -1, false, lines)
+    apply_hls(view.buf, 0, { hls = hls })
+  end)
+end
+
+local function render_new_block(session, view, index)
+  if index ~= #session.blocks or index ~= #view.starts + 1 then
+    return M.render_all(session, view)
+  end
+  local r = render.block(session, session.blocks[index], true)
+  view.sections[index] = r.sections
+  set_text(view, function()
+    local count = vim.api.nvim_buf_line_count(view.buf)
+    -- The previous block is final now: drop the blank lines its text ended with.
+    local prev_start = view.starts[index - 1]
+    while prev_start and count - 1 > prev_start do
+      local last = vim.api.nvim_buf_get_lines(view.buf, count - 1, count, false)[1]
+      if last ~= '' then
+        break
+      end
+      vim.api.nvim_buf_set_lines(view.buf, count - 1, count, false, {})
+      count = count - 1
+    end
+    if index == 1 then
+      view.starts[1] = 0
+      vim.api.nvim_buf_set_lines(view.buf, 0, -1, false, r.lines)
+      apply_hls(view.buf, 0, r)
+    else
+      view.starts[index] = count + 1
+      local lines = { '' }
+      vim.list_extend(lines, r.lines)
+      vim.api.nvim_buf_set_lines(view.buf, count, count, false, lines)
+      apply_hls(view.buf, count + 1, r)
+    end
+  end)
+end
+
+local function render_block(session, view, index)
+  if not view.starts[index] then
+    return M.render_all(session, view)
+  end
+  local r = render.block(session, session.blocks[index], index == #session.blocks)
+  view.sections[index] = r.sections
+  local s, e = view.starts[index], block_end(view, index)
+  set_text(view, function()
+    vim.api.nvim_buf_clear_namespace(view.buf, ns, s, e)
+    vim.api.nvim_buf_set_lines(view.buf, s, e, false, r.lines)
+    apply_hls(view.buf, s, r)
+  end)
+  local delta = #r.lines - (e - s)
+  for j = index + 1, #view.starts do
+    view.starts[j] = view.starts[j] + delta
+  end
+end
+
+--- Streaming: append text to the last block, in place.
+local function render_append(session, view, index, text)
+  if index ~= #view.starts or index ~= #session.blocks then
+    return render_block(session, view, index)
+  end
+  local block = session.blocks[index]
+  local parts = vim.split(text, '\n', { plain = true })
+  set_text(view, function()
+    local last = vim.api.nvim_buf_line_count(view.buf) - 1
+    local line = vim.api.nvim_buf_get_lines(view.buf, last, last + 1, false)[1] or ''
+    vim.api.nvim_buf_set_text(view.buf, last, #line, last, #line, parts)
+    if block.role == 'thought' and #parts > 1 then
+      for row = last + 1, last + #parts - 1 do
+        vim.api.nvim_buf_set_extmark(view.buf, ns, row, 0, { line_hl_group = 'Comment' })
+      end
+    end
+  end)
+end
+
+local function update_winbar(session, view)
+  local bar = render.winbar(session):gsub('%%', '%%%%')
+  for _, win in ipairs(vim.fn.win_findbuf(view.buf)) do
+    vim.wo[win][0].winbar = bar
+  end
+end
+
+local function on_change(session, event)
+  local view = M.views[session.id]
+  if not view or not vim.api.nvim_buf_is_valid(view.buf) then
+    return
+  end
+  local t = event.type
+  if t == 'reset' then
+    M.render_all(session, view)
+  elseif t == 'new_block' then
+    render_new_block(session, view, event.index)
+  elseif t == 'block' then
+    render_block(session, view, event.index)
+  elseif t == 'append' then
+    render_append(session, view, event.index, event.text)
+  elseif t == 'terminal' then
+    for i, block in ipairs(session.blocks) do
+      if block.type == 'tool_call' then
+        for _, item in ipairs((session.tool_calls[block.id] or {}).content or {}) do
+          if type(item) == 'table' and item.type == 'terminal' and item.terminalId == event.id then
+            render_block(session, view, i)
+            break
+          end
+        end
+      end
+    end
+  end
+  update_winbar(session, view)
+end
+
+sessions.on_change(on_change)
+
+--- Index of the block at a 0-based row, by binary search over block starts.
+---@param view acp_lsp.ChatView
+---@param row integer
+---@return integer?
+function M.block_at(view, row)
+  local lo, hi, found = 1, #view.starts, nil
+  while lo <= hi do
+    local mid = math.floor((lo + hi) / 2)
+    if view.starts[mid] <= row then
+      found, lo = mid, mid + 1
+    else
+      hi = mid - 1
+    end
+  end
+  return found
+end
+
+--- What the cursor of a chat window points at: {block, tool_call_id?, path?, line?, terminal_id?}.
+---@param win integer?
+---@return table?
+function M.item_at_cursor(win)
+  win = win or vim.api.nvim_get_current_win()
+  local buf = vim.api.nvim_win_get_buf(win)
+  local id = vim.b[buf].acp_session_id
+  local view = id and M.views[id]
+  if not view or view.buf ~= buf then
+    return nil
+  end
+  local row = vim.api.nvim_win_get_cursor(win)[1] - 1
+  local index = M.block_at(view, row)
+  if not index then
+    return nil
+  end
+  local session = sessions.by_id[id]
+  local item = { block = index, session = session }
+  local block = session and session.blocks[index]
+  if block and block.type == 'tool_call' then
+    item.tool_call_id = block.id
+  end
+  local rel = row - view.starts[index]
+  -- Sections are in row order: the last one at or above the cursor row describes it.
+  local section
+  for _, s in ipairs(view.sections[index] or {}) do
+    if s.row > rel then
+      break
+    end
+    section = s
+  end
+  if section then
+    item.path, item.line, item.terminal_id = section.path, section.line, section.terminal_id
+  end
+  return item
+end
+
+--- foldexpr of chat windows: thoughts fold (closed by default).
+function M.foldexpr()
+  local buf = vim.api.nvim_get_current_buf()
+  local id = vim.b[buf].acp_session_id
+  local view = id and M.views[id]
+  local session = id and sessions.by_id[id]
+  if not view or not session then
+    return '0'
+  end
+  local row = vim.v.lnum - 1
+  local index = M.block_at(view, row)
+  local block = index and session.blocks[index]
+  if not block or block.type ~= 'message' or block.role ~= 'thought' then
+    return '0'
+  end
+  if row == view.starts[index] then
+    return '>1'
+  end
+  return row < block_end(view, index) and '1' or '0'
+end
+
+function M.foldtext()
+  local n = vim.v.foldend - vim.v.foldstart
+  return ('%s (%d line%s)'):format(render.THOUGHT_HEADER, n, n == 1 and '' or 's')
+end
+
+return M

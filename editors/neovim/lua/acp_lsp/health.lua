@@ -1,0 +1,91 @@
+--- :checkhealth acp_lsp — Neovim version, the server command and its version, the agents.
+local M = {}
+
+local function server_version(cmd)
+  local ok, proc = pcall(vim.system, vim.list_extend(vim.deepcopy(cmd), { '--version' }), { text = true })
+  if not ok then
+    return nil, tostring(proc)
+  end
+  local res = proc:wait(10000)
+  if res.code ~= 0 then
+    return nil, vim.trim((res.stderr or '') .. (res.stdout or ''))
+  end
+  return vim.trim(res.stdout or '')
+end
+
+function M.check()
+  local health = vim.health
+  health.start('acp_lsp')
+  if vim.fn.has('nvim-0.11') == 1 then
+    health.ok('Neovim ' .. tostring(vim.version()))
+  else
+    health.error('Neovim >= 0.11 is required (this is ' .. tostring(vim.version()) .. ')')
+    return
+  end
+
+  local config = require('acp_lsp.config')
+  local cfg = vim.lsp.config.acp_lsp
+  if not cfg then
+    health.error('no vim.lsp config "acp_lsp": editors/neovim is not on runtimepath')
+    return
+  end
+  local cmd = cfg.cmd
+  if type(cmd) ~= 'table' then
+    health.info('server cmd is a function; cannot check it')
+  elseif vim.fn.executable(cmd[1]) == 0 then
+    health.error(
+      ('server not found: %q is not executable'):format(cmd[1]),
+      { 'Install acp-lsp (pip install acp-lsp) or set `cmd` in require("acp_lsp").setup()' }
+    )
+  else
+    health.ok(('server: %s (%s)'):format(table.concat(cmd, ' '), vim.fn.exepath(cmd[1])))
+    local version, err = server_version(cmd)
+    if version then
+      health.ok('server version: ' .. version)
+    else
+      health.warn('`' .. table.concat(cmd, ' ') .. ' --version` failed: ' .. tostring(err))
+    end
+  end
+  health.info('root markers: ' .. table.concat(config.options.root_markers, ', '))
+
+  local client = require('acp_lsp.client').get()
+  if not client then
+    health.info('server not running (it starts with the first file buffer or :Acp command)')
+    return
+  end
+  local acp = vim.tbl_get(client.server_capabilities or {}, 'experimental', 'acp')
+  if acp then
+    health.ok(
+      ('server running (client %d), acp protocol version %s'):format(client.id, tostring(acp.version))
+    )
+  else
+    health.error('the running server does not advertise capabilities.experimental.acp')
+    return
+  end
+  local res = client:request_sync('acp/listAgents', vim.empty_dict(), 5000, 0)
+  if not res or res.err then
+    health.warn('acp/listAgents failed: ' .. (res and vim.inspect(res.err) or 'timeout'))
+    return
+  end
+  local agents = res.result and res.result.agents or {}
+  if #agents == 0 then
+    health.warn('no agents configured')
+  end
+  for _, a in ipairs(agents) do
+    local flags = {}
+    if a.default then
+      table.insert(flags, 'default')
+    end
+    table.insert(flags, a.running and 'running' or 'not started')
+    health.ok(
+      ('agent %s (%s, %s): %s'):format(
+        a.name,
+        a.title or a.name,
+        a.protocol or '?',
+        table.concat(flags, ', ')
+      )
+    )
+  end
+end
+
+return M

@@ -1,0 +1,182 @@
+--- The transcript of a session as data: messages, tool calls, plan; how each SessionUpdate
+--- changes it. Pure (no buffers, no LSP): it returns the view events a change causes.
+---
+--- Events: {type='reset'} | {type='new_block', index} | {type='append', index, text}
+---   | {type='block', index} | {type='header'} | {type='terminal', id}
+local M = {}
+
+--- Text of one ContentBlock as shown in the chat (non-text blocks get a short stand-in).
+---@param block table
+---@return string
+function M.content_text(block)
+  if type(block) ~= 'table' then
+    return ''
+  end
+  local t = block.type
+  if t == 'text' then
+    return block.text or ''
+  elseif t == 'resource_link' then
+    return ('[@%s](%s)'):format(block.name or block.uri or '?', block.uri or '')
+  elseif t == 'resource' then
+    local res = block.resource or {}
+    return ('[📎 %s]'):format(res.uri or '?')
+  elseif t == 'image' then
+    return '[image]'
+  elseif t == 'audio' then
+    return '[audio]'
+  end
+  return ('[%s]'):format(tostring(t))
+end
+
+local ROLE_OF = {
+  user_message_chunk = 'user',
+  agent_message_chunk = 'agent',
+  agent_thought_chunk = 'thought',
+}
+
+function M.add_block(session, block)
+  table.insert(session.blocks, block)
+  return #session.blocks
+end
+
+--- Append message text; a chunk continues the last block when role and message id agree.
+local function add_chunk(session, role, content, message_id)
+  local text = M.content_text(content)
+  local last = session.blocks[#session.blocks]
+  if
+    last
+    and last.type == 'message'
+    and last.role == role
+    and (message_id == nil or last.message_id == nil or last.message_id == message_id)
+  then
+    last.message_id = last.message_id or message_id
+    last.text = last.text .. text
+    return { type = 'append', index = #session.blocks, text = text }
+  end
+  local index = M.add_block(session, { type = 'message', role = role, message_id = message_id, text = text })
+  return { type = 'new_block', index = index }
+end
+
+--- Store a tool call (full state, or state + contentAppend) and return its block index.
+local function upsert_tool_call(session, state, content_append)
+  local id = state.toolCallId
+  local old = session.tool_calls[id]
+  local merged
+  if old and content_append then
+    merged = vim.tbl_extend('force', old, state)
+    merged.content = vim.list_extend(vim.deepcopy(old.content or {}), content_append)
+  elseif content_append then
+    merged = vim.deepcopy(state)
+    merged.content = vim.deepcopy(content_append)
+  else
+    merged = state
+    if merged.content == nil and old then
+      merged.content = old.content
+    end
+  end
+  session.tool_calls[id] = merged
+  if old then
+    for i = #session.blocks, 1, -1 do
+      local b = session.blocks[i]
+      if b.type == 'tool_call' and b.id == id then
+        return i, false
+      end
+    end
+  end
+  return M.add_block(session, { type = 'tool_call', id = id }), true
+end
+
+--- v1 patch semantics for agents' raw tool_call_update (the server normally sends full state).
+local function patch_tool_call(session, update)
+  local old = session.tool_calls[update.toolCallId] or {}
+  local merged = vim.deepcopy(old)
+  for k, v in pairs(update) do
+    if k ~= 'sessionUpdate' then
+      merged[k] = v
+    end
+  end
+  return merged
+end
+
+--- Whether a user_message_chunk is the server's echo of a prompt already shown locally:
+--- the chunks that follow the local prompt directly, or share the message id of those.
+local function is_echo(session, message_id)
+  local echo = session.echo
+  if not echo then
+    return false
+  end
+  if echo.id == nil and session.blocks[#session.blocks] == echo.block then
+    echo.id = message_id or false
+    return true
+  end
+  return echo.id ~= nil and echo.id == (message_id or false)
+end
+
+--- Apply one SessionUpdate; returns the view events it causes.
+---@param session acp_lsp.Session
+---@param update table
+---@return table[] events
+function M.apply_update(session, update)
+  local kind = update.sessionUpdate
+  local role = ROLE_OF[kind]
+  if role then
+    if role == 'user' and is_echo(session, update.messageId) then
+      return {}
+    end
+    return { add_chunk(session, role, update.content, update.messageId) }
+  end
+  if kind == 'tool_call' or kind == 'tool_call_update' then
+    local state = update.toolCall
+    if type(state) ~= 'table' then
+      -- Raw ACP shape: fields at top level; an update is a patch over the stored call.
+      state = patch_tool_call(session, update)
+    end
+    if type(state.toolCallId) ~= 'string' then
+      return {}
+    end
+    local index, created = upsert_tool_call(session, state, update.contentAppend)
+    return { { type = created and 'new_block' or 'block', index = index } }
+  elseif kind == 'plan' then
+    session.plan = update.entries or {}
+    local index = session.plan_block
+    if index and session.blocks[index] then
+      return { { type = 'block', index = index } }
+    end
+    session.plan_block = M.add_block(session, { type = 'plan' })
+    return { { type = 'new_block', index = session.plan_block } }
+  elseif kind == 'available_commands_update' then
+    session.commands = update.availableCommands or {}
+  elseif kind == 'current_mode_update' then
+    session.modes = session.modes or { availableModes = {} }
+    session.modes.currentModeId = update.currentModeId or update.modeId
+  elseif kind == 'config_option_update' then
+    session.config_options = update.configOptions
+    local mode = session.modes and M.mode_from_options(session.config_options)
+    if mode then
+      session.modes.currentModeId = mode
+    end
+  elseif kind == 'session_info_update' then
+    if update.title ~= nil then
+      session.title = update.title ~= vim.NIL and update.title or nil
+    end
+  elseif kind == 'usage_update' then
+    session.usage = { used = update.used, size = update.size, cost = update.cost }
+  else
+    return {} -- unknown variants are passed through by the server and ignored here
+  end
+  return { { type = 'header' } }
+end
+
+--- The current value of a config option of category `mode` (agents moving to ACP v2 report
+--- modes there).
+---@param options table[]?
+---@return string?
+function M.mode_from_options(options)
+  for _, o in ipairs(options or {}) do
+    if o.category == 'mode' and type(o.currentValue) == 'string' then
+      return o.currentValue
+    end
+  end
+end
+
+return M

@@ -1,0 +1,44 @@
+---@meta
+-- LuaLS annotations of acp_lsp's tables (no runtime code).
+
+---@class (exact) acp_lsp.ChatOptions
+---@field position 'right'|'left'|'above'|'below'|'tab' where the chat opens
+---@field size number width/height: a fraction of the editor (< 1) or columns/lines
+---@field prompt_height integer lines of the prompt input
+---@field terminal_lines integer lines of terminal output shown per tool call
+
+---@class (exact) acp_lsp.Options
+---@field cmd string[] the server command (default { 'acp-lsp' })
+---@field cmd_env table<string, string>? extra environment of the server
+---@field settings table server settings of DESIGN §2 (agents, defaultAgent, followAlong, permissions, fs), sent as initializationOptions
+---@field root_markers string[] files that mark a workspace root
+---@field autostart boolean vim.lsp.enable('acp_lsp') in setup()
+---@field chat acp_lsp.ChatOptions
+
+---@class (exact) acp_lsp.PendingPermission
+---@field session_id string
+---@field tool_call table ToolCallState sent with the request
+---@field tool_call_id string?
+---@field options {optionId: string, name: string, kind: string}[]
+---@field co thread the server-request coroutine waiting for the answer
+---@field done boolean
+
+---@class acp_lsp.Session
+---@field id string
+---@field agent string
+---@field cwd string
+---@field status string idle|running|awaiting_permission|cancelling|failed|closed
+---@field seq integer last acp/sessionUpdate seq applied
+---@field blocks table[] transcript: {type='message', role, text, message_id?} | {type='tool_call', id} | {type='plan'} | {type='notice', text}
+---@field tool_calls table<string, table> ToolCallState by toolCallId
+---@field terminals table<string, {output: string, truncated?: boolean, exit_status?: table}>
+---@field permissions table<string, acp_lsp.PendingPermission> pending prompts by toolCallId
+---@field follow boolean follow-along on
+---@field plan table[]? plan entries
+---@field plan_block integer? block of this turn's plan
+---@field commands table[]? available slash commands
+---@field modes table? {currentModeId, availableModes}
+---@field config_options table[]?
+---@field usage table? {used, size, cost?}
+---@field title string?
+---@field echo {block: table, id: string|false|nil}? the last prompt shown locally (its server echo is skipped)
