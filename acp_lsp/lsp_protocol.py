@@ -100,20 +100,25 @@ class AcpProtocol(LanguageServerProtocol):
         return result
 
 
+def structure_raw_acp(proto: JsonRPCProtocol, data: dict[str, Any]) -> Any:
+    """acp/* messages and answers to custom requests as plain JSON, or None for the rest."""
+    method = data.get("method")
+    if isinstance(method, str) and method.startswith("acp/") and "jsonrpc" in data:
+        if "id" in data:
+            return JsonRPCRequestMessage(
+                id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
+            )
+        return JsonRPCNotification(
+            method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
+        )
+    return raw_response(proto, data)
+
+
 class AcpClientProtocol(LanguageServerProtocol):
     """The editor end (the demo's terminal editor): acp/* messages stay plain JSON."""
 
     def structure_message(self, data: dict[str, Any]) -> Any:
-        method = data.get("method")
-        if isinstance(method, str) and method.startswith("acp/") and "jsonrpc" in data:
-            if "id" in data:
-                return JsonRPCRequestMessage(
-                    id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
-                )
-            return JsonRPCNotification(
-                method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
-            )
-        raw = raw_response(self, data)
+        raw = structure_raw_acp(self, data)
         return raw if raw is not None else super().structure_message(data)
 
 

@@ -22,13 +22,12 @@ import attrs
 import pytest_lsp
 from lsprotocol import types
 from pygls.protocol import default_converter
-from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 from pygls.uris import from_fs_path, to_fs_path
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
-from acp_lsp.lsp_protocol import raw_response
+from acp_lsp.lsp_protocol import structure_raw_acp
 from acp_lsp.textedits import apply_edits
 from tests.support.acp_lsp_schema import validate
 from tests.support.editor_model import EditorModel
@@ -44,16 +43,7 @@ class RawAcpProtocol(LanguageClientProtocol):
     """Keep acp/* params as plain JSON dicts (the test asserts on the wire shape)."""
 
     def structure_message(self, data: dict[str, Any]) -> Any:
-        method = data.get("method")
-        if isinstance(method, str) and method.startswith("acp/") and "jsonrpc" in data:
-            if "id" in data:
-                return JsonRPCRequestMessage(
-                    id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
-                )
-            return JsonRPCNotification(
-                method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
-            )
-        raw = raw_response(self, data)
+        raw = structure_raw_acp(self, data)
         return raw if raw is not None else super().structure_message(data)
 
 
