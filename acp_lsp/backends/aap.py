@@ -255,7 +255,16 @@ class AapBackend(Backend):
     async def prompt(self, session: Session, blocks: list[JsonObject]) -> str:
         agent = await self._discover()
         state = self._state(session, agent)
-        return await self._owned(state, self._prompt_turn(session, state, agent, blocks))
+        try:
+            return await self._owned(state, self._prompt_turn(session, state, agent, blocks))
+        except BackendError as exc:
+            if exc.code == p.UNKNOWN_SESSION:
+                # 404: the server no longer has it (deleted elsewhere): tell the editor it is
+                # closed, so it offers a new session instead of retrying (aap.md §8).
+                self._forget(session.session_id)
+                error = {"code": exc.code, "message": exc.message}
+                self.editor.set_status(session, "closed", error=error)
+            raise
 
     async def cancel(self, session: Session) -> None:
         state = self._sessions.get(session.session_id)
