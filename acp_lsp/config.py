@@ -81,6 +81,15 @@ class PermissionRule(_Model):
     """Regular expression searched in the tool call's title."""
     action: Literal["allow", "reject", "ask"] = "ask"
 
+    @model_validator(mode="after")
+    def _title_compiles(self) -> PermissionRule:
+        if self.title is not None:
+            try:
+                re.compile(self.title)
+            except re.error as exc:
+                raise ValueError(f"title: not a regular expression: {exc}") from None
+        return self
+
 
 class PermissionSettings(_Model):
     rules: list[PermissionRule] = Field(default_factory=list)
@@ -162,6 +171,18 @@ class SecretStore:
             if value in text:
                 text = text.replace(value, "***")
         return text
+
+    def redact_json(self, value: Any) -> Any:
+        """``value`` with every string scrubbed (error data, status payloads)."""
+        if not self._values:
+            return value
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            return {k: self.redact_json(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.redact_json(v) for v in value]
+        return value
 
     def __contains__(self, value: str) -> bool:
         return value in self._values
@@ -265,11 +286,12 @@ def load_settings(
             problems.append(f"agents.{name}: {describe_validation_error(exc)}")
             continue
         if agent.api_key is not None:
-            agent = agent.model_copy(
-                update={"api_key": expand_env(agent.api_key, environ, secrets)}
-            )
+            key = expand_env(agent.api_key, environ, secrets)
+            if secrets is not None:
+                secrets.add(key)  # a literal key is as secret as an expanded one
+            agent = agent.model_copy(update={"api_key": key})
         if agent.url is not None:
-            agent = agent.model_copy(update={"url": expand_env(agent.url, environ, None)})
+            agent = agent.model_copy(update={"url": expand_env(agent.url, environ, secrets)})
         agents[name] = agent
 
     top: JsonObject = {}

@@ -65,7 +65,10 @@ class Sandbox:
             raise SandboxError(f"path {path} is relative; paths must be absolute")
         # realpath (non-strict) resolves the existing prefix and appends the rest lexically,
         # including a symlink whose target does not exist yet.
-        return os.path.realpath(path)
+        try:
+            return os.path.realpath(path)
+        except (ValueError, UnicodeError) as exc:  # e.g. a lone surrogate: valid JSON, no path
+            raise SandboxError(f"path {path!r} cannot be used: {exc}") from None
 
     def _inside(self, real: str) -> bool:
         for root in self.roots:

@@ -19,6 +19,7 @@ class TurnProgress:
         self._server = server
         self._tokens: dict[str, str | int] = {}
         self._last: dict[str, str] = {}
+        self._begun: set[str | int] = set()
 
     def _supported(self) -> bool:
         return bool(
@@ -30,14 +31,21 @@ class TurnProgress:
             if not self._supported():
                 return
             token = f"acp-turn-{uuid.uuid4().hex}"
+            # the turn owns the token from now on: a turn that ends while the editor is still
+            # creating it must not leave a progress begun and never ended
+            self._tokens[session_id] = token
             try:
                 await asyncio.wait_for(
                     self._server.work_done_progress.create_async(token), timeout=5
                 )
             except Exception as exc:
                 log.info("progress not created: %s", exc)
+                self._tokens.pop(session_id, None)
                 return
+            if self._tokens.get(session_id) != token:
+                return  # the turn ended meanwhile: no begin without an end
         self._tokens[session_id] = token
+        self._begun.add(token)
         self._server.work_done_progress.begin(
             token,
             types.WorkDoneProgressBegin(title=f"{agent}: working", cancellable=True),
@@ -46,7 +54,7 @@ class TurnProgress:
     def report(self, session_id: str, tool_call: dict[str, Any]) -> None:
         token = self._tokens.get(session_id)
         title = tool_call.get("title")
-        if token is None or not isinstance(title, str) or not title:
+        if token is None or token not in self._begun or not isinstance(title, str) or not title:
             return
         if tool_call.get("status") not in ("pending", "in_progress"):
             return
@@ -58,7 +66,8 @@ class TurnProgress:
     def end(self, session_id: str, message: str | None = None) -> None:
         token = self._tokens.pop(session_id, None)
         self._last.pop(session_id, None)
-        if token is not None:
+        if token is not None and token in self._begun:
+            self._begun.discard(token)
             self._server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
 
     def token_cancelled(self, session_id: str) -> bool:

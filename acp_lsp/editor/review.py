@@ -246,8 +246,9 @@ class ReviewManager:
 
     async def _reject(self, session: Session, changes: list[FileChange], made: bool | None) -> None:
         first = changes[0]
+        path = first.path if os.path.isabs(first.path) else os.path.join(session.cwd, first.path)
         try:
-            real = self._sandbox(session).resolve(first.path)
+            real = self._sandbox(session).resolve(path)
         except SandboxError as exc:
             raise BackendError(p.INVALID_PARAMS, str(exc)) from None
         current = self._text(real)

@@ -15,12 +15,6 @@ pytestmark = pytest.mark.timeout(60)
 BAD_PATH = "{cwd}/bad\ud800.txt"  # a lone surrogate: valid JSON ("\ud800"), not encodable
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a tool-call path that cannot be encoded for the OS raises UnicodeEncodeError in "
-    "Sandbox.resolve (only SandboxError is caught, in EditorSide.note_paths and "
-    "review._resolve): the wire drops the whole session/update and the tool call is lost",
-)
 async def test_tool_call_with_an_unencodable_path_is_kept(tmp_path: Path, workspace: Path) -> None:
     steps: list[Step] = [
         {

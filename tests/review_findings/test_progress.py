@@ -15,12 +15,6 @@ pytestmark = pytest.mark.timeout(60)
 IMAGE = {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="TurnProgress.begin runs in a task that awaits window/workDoneProgress/create; a turn "
-    "that ends before the editor answers calls end() with no token yet, then begin() stores "
-    "the token and sends `begin` with no `end` ever: the editor's spinner never stops",
-)
 async def test_progress_of_a_fast_turn_is_ended(tmp_path: Path, workspace: Path) -> None:
     # A turn that ends at once: the agent (no image capability) cannot take the prompt. Any
     # turn that ends before the editor answers the create request behaves the same.

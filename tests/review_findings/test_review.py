@@ -12,12 +12,6 @@ from tests.review_findings.helpers import Step, scripted_editor
 pytestmark = pytest.mark.timeout(60)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a diff with a relative path is recorded as reviewable (ReviewManager joins it with "
-    "the session cwd) but reject resolves the raw relative path and fails ('paths must be "
-    "absolute')",
-)
 async def test_reject_of_a_relative_diff_path_restores_the_file(
     tmp_path: Path, workspace: Path
 ) -> None:

@@ -69,11 +69,6 @@ async def test_start_failure_quoting_a_secret_is_redacted_in_list_agents(
     assert SECRET not in sent, "the API key reached the editor"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="config.load_settings expands ${env:…} in an AAP agent's `url` with secrets=None: the "
-    "expanded value is never registered as a secret and is shown in 'cannot reach <url>'",
-)
 async def test_env_value_expanded_in_an_agent_url_is_a_secret(
     tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
