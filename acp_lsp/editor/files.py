@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,10 @@ log = logging.getLogger(__name__)
 
 JsonObject = dict[str, Any]
 LANDING_TIMEOUT_S = 3.0
+# Diffing and merging texts past this size (characters) runs in a worker thread, so a huge
+# file does not stall the event loop (and every other session) while it is compared.
+OFFLOAD_CHARS = 200_000
+_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 
 
 def uri_for(path: str) -> str:
@@ -41,13 +47,57 @@ def uri_for(path: str) -> str:
 
 
 def slice_lines(text: str, line: int | None, limit: int | None) -> str:
-    """ACP ``line`` (1-based; 0 treated as 1) and ``limit`` (line count)."""
+    """ACP ``line`` (1-based; 0 treated as 1) and ``limit`` (line count).
+
+    Lines end at ``\\n`` only (a CRLF line keeps its ``\\r``): ``str.splitlines`` would also
+    break at form feeds and Unicode separators, and miscount the lines the agent means."""
     if line is None and limit is None:
         return text
-    lines = text.splitlines(keepends=True)
+    lines = _LINE.findall(text)
     start = max((line or 1) - 1, 0)
     end = len(lines) if limit is None else start + limit
     return "".join(lines[start:end])
+
+
+def match_line_endings(content: str, document: str | None) -> str:
+    """The agent's LF text in the CRLF convention of a document that uses CRLF throughout.
+
+    Agents often write LF whatever they read; left alone, every line of a CRLF document would
+    differ (one huge edit, a conflict with any user edit, and editors that normalise line
+    endings would not show the expected text). Content with any CR, and documents with mixed
+    endings, are taken as they are."""
+    if not document or "\r" in content or "\r\n" not in document:
+        return content
+    if document.count("\n") != document.count("\r\n"):
+        return content
+    return content.replace("\n", "\r\n")
+
+
+def read_disk(path: str) -> str:
+    """A file's exact text (no newline translation: CRLF stays CRLF)."""
+    with open(path, encoding="utf-8", newline="") as fh:
+        return fh.read()
+
+
+@dataclass
+class WritePlan:
+    """What a write turns the document into, and the edits that do it (or the conflict)."""
+
+    target: str | None
+    edits: list[types.TextEdit] = field(default_factory=list)
+    conflicts: list[tuple[int, int]] = field(default_factory=list)
+
+
+def plan_write(base: str | None, current: str | None, content: str, encoding: str) -> WritePlan:
+    """Merge ``content`` onto ``current`` when the user changed it since ``base`` (what the
+    agent read), then the minimal edits from ``current``. Pure, so it may run in a thread."""
+    target = content
+    if base is not None and current is not None and base != current:
+        merged = merge3(base, current, content)
+        if merged.text is None:
+            return WritePlan(None, conflicts=merged.conflicts)
+        target = merged.text
+    return WritePlan(target, minimal_edits(current or "", target, encoding))
 
 
 class WriteRefused(BackendError):
@@ -78,12 +128,22 @@ class DocumentFiles:
     def document(self, path: str) -> TextDocument | None:
         """The open document for ``path`` (by its real path or as named), if any."""
         docs = self._server.workspace.text_documents
-        for candidate in (path, os.path.realpath(path)):
+        real = os.path.realpath(path)
+        for candidate in (path, real):
             uri = from_fs_path(candidate)
             if uri is not None and uri in docs:
                 doc: TextDocument = docs[uri]
                 return doc
+        # Opened through a symlink (a linked project folder, macOS's /tmp): same file.
+        for doc in docs.values():
+            if doc.uri.startswith("file:") and os.path.realpath(doc.path) == real:
+                return doc
         return None
+
+    def _uri(self, path: str) -> str:
+        """The URI the editor knows the file by: its open document's, else the path's."""
+        doc = self.document(path)
+        return doc.uri if doc is not None else uri_for(path)
 
     def current_text(self, path: str) -> str | None:
         """What the user sees: the open buffer, else the disk; None when missing."""
@@ -91,7 +151,7 @@ class DocumentFiles:
         if doc is not None:
             return doc.source
         try:
-            return Path(path).read_text(encoding="utf-8")
+            return read_disk(path)
         except FileNotFoundError:
             return None
         except IsADirectoryError:
@@ -118,42 +178,56 @@ class DocumentFiles:
 
     # -- writes ----------------------------------------------------------------------------
     async def write(self, session_id: str, path: str, content: str, label: str) -> None:
-        doc = self.document(path)
-        current = self.current_text(path)
-        target = content
-        if doc is not None and current is not None:
-            base = self._bases.get((session_id, path))
-            if base is None:
-                try:
-                    base = Path(path).read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
-                    base = current
-            if base != current:
-                merged = merge3(base, current, content)
-                if merged.text is None:
-                    ranges = ", ".join(
-                        f"{a}-{b}" if a != b else str(a) for a, b in merged.conflicts
-                    )
-                    self._notify_user(
-                        f"acp-lsp: the agent's change to {path} conflicts with your edits "
-                        f"(lines {ranges}); your text was kept and the agent was told to retry."
-                    )
-                    raise WriteRefused(
-                        p.INTERNAL_ERROR,
-                        f"write conflict in {path}: the user changed lines {ranges} since you "
-                        "read the file; read it again and redo your change",
-                        {"path": path, "conflicts": merged.conflicts},
-                    )
-                target = merged.text
+        doc, current, content, plan = await self._plan(session_id, path, content)
+        if plan.target is None:
+            ranges = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in plan.conflicts)
+            self._notify_user(
+                f"acp-lsp: the agent's change to {path} conflicts with your edits "
+                f"(lines {ranges}); your text was kept and the agent was told to retry."
+            )
+            raise WriteRefused(
+                p.INTERNAL_ERROR,
+                f"write conflict in {path}: the user changed lines {ranges} since you "
+                "read the file; read it again and redo your change",
+                {"path": path, "conflicts": plan.conflicts},
+            )
+        target = plan.target
         if doc is None and not self._save_declared():
             # No buffer to keep, and no way to have the editor save one: write the disk.
             self._write_disk(path, target)
         else:
-            await self._apply(path, doc, current, target, label)
+            await self._apply(path, doc, current, target, label, plan.edits)
             if self._save_declared():
                 await self._save(path, target)
         self._bases[(session_id, path)] = content
         self.writes += 1
+
+    async def _plan(
+        self, session_id: str, path: str, content: str
+    ) -> tuple[TextDocument | None, str | None, str, WritePlan]:
+        """(document, its text, the content in its line endings, the plan) — consistent: a
+        plan computed in a thread is redone if the user typed meanwhile."""
+        for attempt in range(3):
+            doc = self.document(path)
+            version = doc.version if doc is not None else None
+            current = self.current_text(path)
+            content = match_line_endings(content, current)
+            base: str | None = None
+            if doc is not None and current is not None:
+                base = self._bases.get((session_id, path))
+                if base is None:  # never read: the user's unsaved changes are theirs
+                    try:
+                        base = read_disk(path)
+                    except (OSError, UnicodeDecodeError):
+                        base = current
+            args = (base, current, content, self._encoding())
+            size = len(content) + len(current or "")
+            if size < OFFLOAD_CHARS or attempt == 2:
+                return doc, current, content, plan_write(*args)
+            plan = await asyncio.to_thread(plan_write, *args)
+            if self.document(path) is doc and (doc is None or doc.version == version):
+                return doc, current, content, plan
+        raise AssertionError("unreachable")
 
     # -- review restores (acp/reviewEdit reject) ------------------------------------------
     async def restore(self, path: str, text: str, label: str) -> None:
@@ -225,19 +299,20 @@ class DocumentFiles:
     def _write_disk(path: str, text: str) -> None:
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            Path(path).write_text(text, encoding="utf-8")
+            Path(path).write_text(text, encoding="utf-8", newline="")
         except OSError as exc:
             raise WriteRefused(p.INTERNAL_ERROR, f"cannot write {path}: {exc}") from None
 
     def _supports(self, dotted: str) -> Any:
         return get_capability(self._server.client_capabilities, dotted, None)
 
-    def _workspace_edit(
-        self, uri: str, doc: TextDocument | None, current: str | None, target: str, label: str
-    ) -> types.WorkspaceEdit:
+    def _encoding(self) -> str:
         kind = self._server.workspace.position_encoding or "utf-16"
-        encoding = str(getattr(kind, "value", kind))
-        edits: list[types.TextEdit] = minimal_edits(current or "", target, encoding)
+        return str(getattr(kind, "value", kind))
+
+    def _workspace_edit(
+        self, uri: str, doc: TextDocument | None, current: str | None, edits: list[types.TextEdit]
+    ) -> types.WorkspaceEdit:
         doc_changes = self._supports("workspace.workspace_edit.document_changes")
         resource_ops = self._supports("workspace.workspace_edit.resource_operations") or []
         if doc_changes:
@@ -261,14 +336,22 @@ class DocumentFiles:
         return types.WorkspaceEdit(changes={uri: list(edits)})
 
     async def _apply(
-        self, path: str, doc: TextDocument | None, current: str | None, target: str, label: str
+        self,
+        path: str,
+        doc: TextDocument | None,
+        current: str | None,
+        target: str,
+        label: str,
+        edits: list[types.TextEdit] | None = None,
     ) -> None:
         if current == target and doc is not None:
             return
         if current is None:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-        uri = uri_for(path)
-        edit = self._workspace_edit(uri, doc, current, target, label)
+        uri = self._uri(path)
+        if edits is None:
+            edits = minimal_edits(current or "", target, self._encoding())
+        edit = self._workspace_edit(uri, doc, current, edits)
         try:
             result = await asyncio.wait_for(
                 self._server.workspace_apply_edit_async(
@@ -315,7 +398,7 @@ class DocumentFiles:
         )
 
     async def _save(self, path: str, target: str) -> None:
-        uri = uri_for(path)
+        uri = self._uri(path)
         try:
             saved = await asyncio.wait_for(self._save_document([uri]), timeout=30)
         except Exception as exc:

@@ -2,7 +2,9 @@
 
 ``window/showDocument {uri, takeFocus: false, selection}`` for tool-call locations (ACP lines
 are 1-based, LSP's 0-based), debounced per session (last one wins), only for absolute paths
-of existing files, switchable per session. The scheduler is injected so tests need no sleeps.
+of existing files, switchable per session. A call is followed when its location is new, not
+again on every later change of the same call. The scheduler is injected so tests need no
+sleeps.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ class Follower:
         self._enabled: dict[str, bool] = {}
         self._pending: dict[str, tuple[str, int]] = {}
         self._timers: dict[str, Handle] = {}
+        # (session, toolCallId) -> the target already followed for that call: every change to
+        # a call re-sends its locations, and a status change must not jump back to it.
+        self._followed: dict[tuple[str, str], tuple[str, int]] = {}
         self.default = True
         self.jumps = 0
 
@@ -75,10 +80,14 @@ class Follower:
         for loc in locations:
             target = location_target(loc)
             if target is not None:
-                self._pending[session_id] = target
                 break
         else:
             return
+        key = (session_id, str(tool_call.get("toolCallId")))
+        if self._followed.get(key) == target:
+            return
+        self._followed[key] = target
+        self._pending[session_id] = target
         timer = self._timers.pop(session_id, None)
         if timer is not None:
             timer.cancel()
@@ -100,3 +109,5 @@ class Follower:
     def forget(self, session_id: str) -> None:
         self._drop(session_id)
         self._enabled.pop(session_id, None)
+        for key in [k for k in self._followed if k[0] == session_id]:
+            del self._followed[key]

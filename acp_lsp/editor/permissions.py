@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import logging
+import os
 import re
 import uuid
 from collections.abc import Awaitable, Callable
@@ -53,12 +54,19 @@ def rule_matches(rule: PermissionRule, tool_call: JsonObject) -> bool:
         return False
     if rule.title is not None:
         title = tool_call.get("title")
-        if not isinstance(title, str) or re.search(rule.title, title) is None:
+        if not isinstance(title, str):
+            return False
+        try:
+            if re.search(rule.title, title) is None:
+                return False
+        except re.error as exc:  # a bad pattern in the settings matches nothing
+            log.warning("permission rule title %r is not a valid regex: %s", rule.title, exc)
             return False
     if rule.path is not None:
-        paths = _locations(tool_call)
+        # normalised first: "/ws/../etc/passwd" must not pass for a "/ws/*" rule
+        paths = [os.path.normpath(path) for path in _locations(tool_call)]
         # a path rule matches only when every location of the call matches
-        if not paths or not all(fnmatch.fnmatch(path, rule.path) for path in paths):
+        if not paths or not all(fnmatch.fnmatchcase(path, rule.path) for path in paths):
             return False
     return True
 

@@ -1,5 +1,8 @@
 """Agent terminals wired to the editor: ownership per session and live acp/terminalOutput.
 
+A terminal runs with a small base environment (as agents do) plus the ``env`` it was asked
+for: with nothing at all, PATH and HOME would be missing and most commands would fail.
+
 Each terminal's output is streamed through a TerminalStream (coalesced, never more than
 about twice what is kept), flushed on a timer at the stream's own ``due()`` time.
 """
@@ -7,21 +10,34 @@ about twice what is kept), flushed on a timer at the stream's own ``due()`` time
 from __future__ import annotations
 
 import asyncio
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
+from acp_lsp.config import BASE_ENV_KEYS
 from acp_lsp.terminal_stream import TerminalStream
 from acp_lsp.terminals import TerminalError, TerminalManager
 
 JsonObject = dict[str, Any]
 
 
+def base_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """What every terminal starts from: the small base an agent gets too (PATH, HOME, locale,
+    TERM …), never the editor's whole environment; the agent's ``env`` goes on top."""
+    return {key: environ[key] for key in BASE_ENV_KEYS if key in environ}
+
+
 class Terminals:
-    def __init__(self, send: Callable[[JsonObject], None]) -> None:
+    def __init__(
+        self,
+        send: Callable[[JsonObject], None],
+        base_env: Callable[[], dict[str, str]] = lambda: base_environment(os.environ),
+    ) -> None:
         self._send = send
+        self._base_env = base_env
         self.manager = TerminalManager(on_output=self._on_output, on_exit=self._on_exit)
         self._streams: dict[str, TerminalStream] = {}
         self._owners: dict[str, str] = {}
@@ -41,7 +57,7 @@ class Terminals:
     ) -> str:
         try:
             terminal_id = await self.manager.create(
-                session_id, command, args, env, cwd, output_byte_limit
+                session_id, command, args, {**self._base_env(), **env}, cwd, output_byte_limit
             )
         except TerminalError as exc:
             raise BackendError(p.INVALID_PARAMS, str(exc)) from None

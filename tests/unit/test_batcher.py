@@ -1,0 +1,253 @@
+"""UpdateBatcher (acp_lsp.editor.batcher): order, safe joining, seq per session, hold/release.
+
+Flushes are driven explicitly (a long window that never fires in a test) or, for the timer
+and release paths, with a zero window and explicit turns of the event loop: no sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from acp_lsp.editor.batcher import UpdateBatcher
+from acp_lsp.session import Session
+
+JsonObject = dict[str, Any]
+METHOD = "acp/sessionUpdate"
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.sent: list[JsonObject] = []
+        self.events: list[str] = []
+
+    def __call__(self, method: str, params: JsonObject) -> None:
+        assert method == METHOD
+        # the batcher hands the params over: later publishing must not change what was sent
+        self.sent.append(json.loads(json.dumps(params)))
+        self.events.append(f"notify {params['sessionId']} {params['seq']}")
+
+    def updates(self, session_id: str | None = None) -> list[JsonObject]:
+        return [u for n in self.sent if session_id in (None, n["sessionId"]) for u in n["updates"]]
+
+
+def chunk(text: str, kind: str = "agent_message_chunk", **extra: Any) -> JsonObject:
+    return {"sessionUpdate": kind, "content": {"type": "text", "text": text}, **extra}
+
+
+def tool(tool_call_id: str) -> JsonObject:
+    return {"sessionUpdate": "tool_call", "toolCall": {"toolCallId": tool_call_id}}
+
+
+async def turns(n: int = 4) -> None:
+    for _ in range(n):
+        await asyncio.sleep(0)
+
+
+@pytest.fixture
+def sink() -> Sink:
+    return Sink()
+
+
+@pytest.fixture
+def batcher(sink: Sink) -> UpdateBatcher:
+    return UpdateBatcher(sink, METHOD, flush_s=3600)
+
+
+def test_adjacent_text_of_one_message_is_joined_in_order(
+    batcher: UpdateBatcher, sink: Sink
+) -> None:
+    s = Session("s", "demo", "/w")
+    batcher.publish(s, [chunk("Hel", messageId="m"), chunk("lo", messageId="m")])
+    batcher.publish(s, [chunk(", world", messageId="m")])
+    batcher.flush(s)
+    assert sink.sent == [
+        {"sessionId": "s", "seq": 1, "updates": [chunk("Hello, world", messageId="m")]}
+    ]
+    assert s.seq == 1
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (chunk("a", messageId="m1"), chunk("b", messageId="m2")),  # another message
+        (chunk("a", messageId="m"), chunk("b")),  # with and without an id
+        (chunk("a"), chunk("b", kind="agent_thought_chunk")),  # another kind
+        (chunk("a", kind="user_message_chunk"), chunk("b")),
+        # anything beyond a bare text chunk is kept exactly as sent
+        (chunk("a"), chunk("b", _meta={"x": 1})),
+        (
+            chunk("a"),
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": "b", "annotations": {"priority": 1}},
+            },
+        ),
+        (
+            chunk("a"),
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "image", "data": "AA==", "mimeType": "image/png"},
+            },
+        ),
+        (
+            chunk("a"),
+            {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": 5}},
+        ),
+        (chunk("a"), {"sessionUpdate": "agent_message_chunk", "content": "b"}),
+        (chunk("a"), {"sessionUpdate": "plan", "entries": []}),
+    ],
+)
+def test_joining_only_when_safe(
+    batcher: UpdateBatcher, sink: Sink, first: JsonObject, second: JsonObject
+) -> None:
+    s = Session("s", "demo", "/w")
+    batcher.publish(s, [first, second])
+    batcher.flush(s)
+    assert sink.updates() == [first, second]
+
+
+def test_a_tool_call_between_text_chunks_splits_them(batcher: UpdateBatcher, sink: Sink) -> None:
+    s = Session("s", "demo", "/w")
+    batcher.publish(s, [chunk("a"), chunk("b"), tool("t"), chunk("c"), chunk("d")])
+    batcher.flush(s)
+    assert sink.updates() == [chunk("ab"), tool("t"), chunk("cd")]
+
+
+def test_updates_already_sent_are_not_changed_by_later_joins(sink: Sink) -> None:
+    sent: list[JsonObject] = []
+    batcher = UpdateBatcher(lambda _m, params: sent.append(params), METHOD, flush_s=3600)
+    s = Session("s", "demo", "/w")
+    batcher.publish(s, [chunk("a")])
+    batcher.flush(s)
+    batcher.publish(s, [chunk("b")])
+    batcher.flush(s)
+    assert [n["updates"] for n in sent] == [[chunk("a")], [chunk("b")]]
+
+
+def test_seq_rises_by_one_per_notification_and_session(batcher: UpdateBatcher, sink: Sink) -> None:
+    a, b = Session("a", "demo", "/w"), Session("b", "demo", "/w")
+    b.seq = 41  # a loaded session continues from its snapshot's seq
+    for i in range(3):
+        batcher.publish(a, [chunk(f"a{i}")])
+        batcher.publish(b, [tool(f"b{i}")])
+        batcher.flush_all()
+    batcher.flush_all()  # nothing queued: no empty notification
+    assert [(n["sessionId"], n["seq"]) for n in sink.sent] == [
+        ("a", 1),
+        ("b", 42),
+        ("a", 2),
+        ("b", 43),
+        ("a", 3),
+        ("b", 44),
+    ]
+    assert (a.seq, b.seq) == (3, 44)
+    assert batcher.notifications_sent == 6
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b"]),
+            st.one_of(
+                st.builds(
+                    chunk,
+                    st.text(max_size=3),
+                    st.sampled_from(["agent_message_chunk", "agent_thought_chunk"]),
+                ),
+                st.builds(chunk, st.text(max_size=3), messageId=st.sampled_from(["m1", "m2"])),
+                st.builds(tool, st.sampled_from(["t1", "t2"])),
+            ),
+            st.booleans(),
+        ),
+        max_size=30,
+    )
+)
+def test_nothing_is_reordered_or_lost(ops: list[tuple[str, JsonObject, bool]]) -> None:
+    """Per session, the sent updates re-split into chunks equal the published ones."""
+    sink = Sink()
+    batcher = UpdateBatcher(sink, METHOD, flush_s=3600)
+    sessions = {sid: Session(sid, "demo", "/w") for sid in "ab"}
+    published: dict[str, list[JsonObject]] = {"a": [], "b": []}
+    for sid, update, flush in ops:
+        batcher.publish(sessions[sid], [update])
+        published[sid].append(update)
+        if flush:
+            batcher.flush(sessions[sid])
+    batcher.flush_all()
+    for sid in "ab":
+        assert normalise(sink.updates(sid)) == normalise(published[sid])
+        seqs = [n["seq"] for n in sink.sent if n["sessionId"] == sid]
+        assert seqs == list(range(1, len(seqs) + 1))
+
+
+def normalise(updates: list[JsonObject]) -> list[Any]:
+    """Adjacent text chunks of one message and kind merged: all that joining may change."""
+    out: list[Any] = []
+    for u in updates:
+        content = u.get("content")
+        if u.get("sessionUpdate", "").endswith("_chunk") and isinstance(content, dict):
+            key = (u["sessionUpdate"], u.get("messageId"))
+            if out and isinstance(out[-1], list) and out[-1][0] == key:
+                out[-1][1] += content["text"]
+            else:
+                out.append([key, content["text"]])
+        else:
+            out.append(u)
+    return out
+
+
+async def test_the_window_flushes_every_session_once(sink: Sink) -> None:
+    batcher = UpdateBatcher(sink, METHOD, flush_s=0)
+    a, b = Session("a", "demo", "/w"), Session("b", "demo", "/w")
+    batcher.publish(a, [chunk("1")])
+    batcher.publish(b, [chunk("2")])
+    batcher.publish(a, [chunk("3")])
+    assert sink.sent == []  # nothing before the window ends
+    await turns()
+    assert sink.sent == [
+        {"sessionId": "a", "seq": 1, "updates": [chunk("13")]},
+        {"sessionId": "b", "seq": 1, "updates": [chunk("2")]},
+    ]
+    batcher.close()
+
+
+async def test_a_held_session_is_released_after_the_response_that_names_it(
+    sink: Sink,
+) -> None:
+    """acp/newSession: updates queued before the snapshot are in it and dropped; those after
+    it are sent, but only once the response has gone out."""
+    batcher = UpdateBatcher(sink, METHOD, flush_s=0)
+    s = Session("s", "demo", "/w")
+
+    async def handler() -> str:
+        batcher.hold(s)
+        batcher.publish(s, [chunk("in the snapshot")])
+        await turns()  # the window passes while held: nothing is sent
+        assert sink.sent == []
+        batcher.release_after_response(s)  # the snapshot was taken here
+        batcher.publish(s, [chunk("after the snapshot")])
+        return "snapshot"
+
+    task = asyncio.get_running_loop().create_task(handler())
+    # like pygls: the response goes out from the handler task's done-callback
+    task.add_done_callback(lambda _t: sink.events.append("response"))
+    await task
+    await turns()
+    assert sink.events == ["response", "notify s 1"]
+    assert sink.updates() == [chunk("after the snapshot")]
+    batcher.close()
+
+
+def test_forget_flushes_what_is_queued(batcher: UpdateBatcher, sink: Sink) -> None:
+    s = Session("s", "demo", "/w")
+    batcher.publish(s, [chunk("last words")])
+    batcher.forget(s)
+    assert sink.updates() == [chunk("last words")]
+    batcher.flush(s)
+    assert len(sink.sent) == 1
