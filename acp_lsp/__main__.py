@@ -4,10 +4,36 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import signal
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from acp_lsp import __version__
+
+if TYPE_CHECKING:
+    from acp_lsp.config import SecretStore
+
+
+class RedactSecrets(logging.Filter):
+    """Scrub secret values (expanded ``${env:…}``, API keys) from every log record: agents'
+    stderr and exit reports reach the log from layers that know nothing of secrets."""
+
+    def __init__(self, secrets: SecretStore) -> None:
+        super().__init__()
+        self._secrets = secrets
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = self._secrets.redact(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self._secrets.redact(record.exc_text)
+        return True
 
 
 def _setup_logging(log_file: str | None, verbose: int) -> None:
@@ -28,6 +54,17 @@ def serve(args: argparse.Namespace) -> int:
     from acp_lsp.server import create_server
 
     server = create_server()
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactSecrets(server.secrets))
+
+    def on_signal(signum: int, _frame: object) -> None:
+        # The editor killed us (a shutdown that took too long, a closed terminal): agents
+        # and terminals live in their own process groups, so take them along explicitly.
+        kill_children_now(server)
+        os._exit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, on_signal)
     try:
         if args.tcp:
             host, _, port = args.tcp.rpartition(":")

@@ -209,7 +209,9 @@ async def _session(args: argparse.Namespace, root: Path, out: TextIO) -> int:
             text = app.read_text(encoding="utf-8")
             unsaved = "# TODO (unsaved in the editor): greet in French too\n" + text
             editor.open_doc(app, unsaved)
-            render.note("opened src/app.py with an unsaved change: agents read what the editor shows")
+            render.note(
+                "opened src/app.py with an unsaved change: agents read what the editor shows"
+            )
         agents = await editor.protocol.send_request_async("acp/listAgents", {})
         render.agents(agents.get("agents", []), args.agent)
         snap = await editor.protocol.send_request_async("acp/newSession", {"agent": args.agent})

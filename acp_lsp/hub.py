@@ -63,10 +63,14 @@ class Hub:
 
     def backend(self, agent: str | None) -> Backend:
         name = agent or self.settings.default
-        existing = self.backends.get(name)
-        if existing is not None:
-            return existing
         config = self.settings.agents.get(name)
+        existing = self.backends.get(name)
+        if existing is not None and config is not None:
+            if existing.config == config or self._has_live_sessions(name):
+                return existing  # changed settings reach a busy agent after acp/restartAgent
+            self.backends.pop(name)
+            self.tasks.spawn(existing.shutdown(), name=f"stop {name} (settings changed)")
+            existing = None
         if config is None:
             raise BackendError(
                 p.UNKNOWN_AGENT,
@@ -77,6 +81,12 @@ class Hub:
         backend = self._factory(name, config)
         self.backends[name] = backend
         return backend
+
+    def _has_live_sessions(self, agent: str) -> bool:
+        return any(
+            s.agent == agent and s.status not in ("failed", "closed")
+            for s in self.sessions.values()
+        )
 
     def list_agents(self) -> list[JsonObject]:
         default = self.settings.default
@@ -195,6 +205,11 @@ class Hub:
         work_done_token: str | int | None = None,
     ) -> str:
         session = self.session(session_id)
+        if session.status == "closed":  # e.g. an AAP server that no longer has it
+            self.sessions.pop(session_id, None)
+            raise BackendError(
+                p.UNKNOWN_SESSION, f"session {session_id!r} is closed", {"sessionId": session_id}
+            )
         if session.status == "failed":
             raise BackendError(
                 p.AGENT_UNAVAILABLE,
@@ -205,6 +220,7 @@ class Hub:
             raise BackendError(p.TURN_RUNNING, f"a turn is already running in {session_id!r}")
         blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt
         backend = self.backend(session.agent)
+        backend.check_prompt(blocks)  # refused before anything is recorded or shown
         session.begin_turn()
         self.editor.publish(session, session.add_user_prompt(blocks))
         task = self.tasks.spawn(backend.prompt(session, blocks), name=f"turn {session_id}")
@@ -280,33 +296,48 @@ class Hub:
         try:
             await asyncio.wait_for(turn.done.wait(), self.settings.cancel_grace_s)
         except TimeoutError:
+            turn.grace = None  # the turn ends below: it must not cancel the stop under way
             self.editor.log(
                 "warning",
                 f"agent {backend.name!r} ignored session/cancel for "
                 f"{self.settings.cancel_grace_s:g}s: stopping it",
             )
-            turn.task.cancel()
             try:
+                # stopping it fails its pending prompt: the turn ends (cancelled) right here
                 await backend.restart()
             except BackendError as exc:  # stopped; starting it again is for the next use
                 self.editor.log("warning", exc.message)
+            finally:
+                turn.task.cancel()
 
     # -- agents ----------------------------------------------------------------------------
     async def restart_agent(self, agent: str) -> None:
         backend = self.backend(agent)
         await backend.restart()
+        if backend.config != self.settings.agents.get(backend.name):
+            self.backends.pop(backend.name, None)  # the next use starts it with new settings
 
     async def authenticate(self, agent: str, method_id: str) -> JsonObject:
         return await self.backend(agent).authenticate(method_id)
 
-    async def set_mode(self, session_id: str, mode_id: str) -> None:
+    def _usable(self, session_id: str) -> Session:
         session = self.session(session_id)
+        if session.status == "failed":
+            raise BackendError(
+                p.AGENT_UNAVAILABLE,
+                f"session {session_id!r} failed: agent {session.agent!r} is gone "
+                "(acp/restartAgent, then acp/loadSession or acp/newSession)",
+            )
+        return session
+
+    async def set_mode(self, session_id: str, mode_id: str) -> None:
+        session = self._usable(session_id)
         await self.backend(session.agent).set_mode(session, mode_id)
 
     async def set_config_option(
         self, session_id: str, config_id: str, value: str | bool
     ) -> list[JsonObject]:
-        session = self.session(session_id)
+        session = self._usable(session_id)
         return await self.backend(session.agent).set_config_option(session, config_id, value)
 
     async def shutdown(self) -> None:

@@ -31,6 +31,8 @@ ACP_PROTOCOL_VERSION = 1
 CLIENT_CAPABILITIES: JsonObject = {
     "fs": {"readTextFile": True, "writeTextFile": True},
     "terminal": True,
+    # terminal-type auth methods go to the editor as acp/authenticate {terminal}
+    "auth": {"terminal": True},
 }
 
 
@@ -76,11 +78,14 @@ class AcpBackend(Backend):
         self._start_lock = asyncio.Lock()
         self.init_result: JsonObject = {}
         self.last_error: str | None = None
-        self._stopping = False
+        self._stopping: AgentProcess | None = None  # a process we are stopping on purpose
         # agent session id -> Session (the editor-facing id may differ on a collision)
         self._sessions: dict[str, Session] = {}
         self._agent_ids: dict[str, str] = {}
         self._early: dict[str, list[JsonObject]] = {}
+        # editor session id -> (agent session id, Session) of sessions a crash failed: a
+        # session/resume (no replay) continues from what the bridge already knew
+        self._failed: dict[str, tuple[str, Session]] = {}
         self._requests = AgentRequests(self)
 
     # -- process ---------------------------------------------------------------------------
@@ -96,7 +101,7 @@ class AcpBackend(Backend):
         methods = self.init_result.get("authMethods")
         extra: JsonObject = {}
         if self.last_error:
-            extra["error"] = self.last_error
+            extra["error"] = self._secrets.redact(self.last_error)
         return AgentInfo(
             name=self.name,
             title=title or self.name,
@@ -228,7 +233,7 @@ class AcpBackend(Backend):
         proc = self._proc
         tail = proc.stderr_tail() if proc is not None else ""
         self._proc = None
-        if self._stopping:  # acp/restartAgent, a cancel grace or shutdown: not a crash
+        if proc is not None and proc is self._stopping:  # restart, cancel grace, shutdown
             message = f"agent {self.name!r} was stopped"
             self.editor.log("info", message)
         else:
@@ -239,6 +244,8 @@ class AcpBackend(Backend):
             if session.status in ("closed", "failed"):
                 continue
             self.editor.cancel_permissions(session)
+            # the turn's unfinished calls end before the status: nothing follows "failed"
+            self.editor.publish(session, session.finish_turn("cancelled"))
             self.editor.set_status(
                 session,
                 "failed",
@@ -248,6 +255,8 @@ class AcpBackend(Backend):
                     "stderr": self._secrets.redact(tail),
                 },
             )
+        for agent_sid, session in self._sessions.items():
+            self._failed[session.session_id] = (agent_sid, session)
         self._sessions.clear()
         self._agent_ids.clear()
 
@@ -262,8 +271,11 @@ class AcpBackend(Backend):
 
     def _adopt(self, agent_sid: str, cwd: str, dirs: list[str]) -> Session:
         editor_sid = agent_sid
-        if self._id_taken(editor_sid):
-            editor_sid = f"{self.name}/{agent_sid}"
+        suffix = 1
+        while self._id_taken(editor_sid) or editor_sid in self._agent_ids:
+            # another agent (or an earlier process of this one) uses the id already
+            editor_sid = f"{self.name}/{agent_sid}" + (f"#{suffix}" if suffix > 1 else "")
+            suffix += 1
         session = Session(editor_sid, self.name, cwd, dirs)
         self._sessions[agent_sid] = session
         self._agent_ids[editor_sid] = agent_sid
@@ -301,8 +313,11 @@ class AcpBackend(Backend):
 
     async def load_session(self, session_id: str, cwd: str) -> Session:
         await self._process()
-        agent_sid = self._agent_ids.get(session_id, session_id)
+        known = self._failed.pop(session_id, None)
+        agent_sid = known[0] if known else self._agent_ids.get(session_id, session_id)
         params: JsonObject = {"sessionId": agent_sid, "cwd": cwd, "mcpServers": self._mcp_servers()}
+        dirs = list(known[1].additional_directories) if known else []
+        self._dirs_param(params, dirs)
         if self._caps().get("loadSession") is True:
             method = "session/load"
         elif self._has_session_cap("resume"):
@@ -314,14 +329,26 @@ class AcpBackend(Backend):
         stale = self._sessions.pop(agent_sid, None)
         if stale is not None:
             self._agent_ids.pop(stale.session_id, None)
-        session = self._adopt(agent_sid, cwd, [])
+        if method == "session/resume" and known is not None:
+            session = self._readopt(agent_sid, known[1])  # nothing is replayed: keep it
+        else:
+            session = self._adopt(agent_sid, cwd, dirs)
         try:
             result = await self.call(method, params)
         except BackendError:
             self._sessions.pop(agent_sid, None)
             self._agent_ids.pop(session.session_id, None)
+            if known is not None:
+                self._failed[session_id] = known
             raise
+        session.status = "idle"
         self._apply_state(session, result)
+        return session
+
+    def _readopt(self, agent_sid: str, session: Session) -> Session:
+        self._sessions[agent_sid] = session
+        self._agent_ids[session.session_id] = agent_sid
+        self.editor.hold(session)
         return session
 
     async def list_sessions(self, cwd: str | None) -> list[JsonObject]:
@@ -366,6 +393,9 @@ class AcpBackend(Backend):
             out.append(block)
         return out
 
+    def check_prompt(self, blocks: list[JsonObject]) -> None:
+        self._prompt_blocks(blocks)
+
     async def prompt(self, session: Session, blocks: list[JsonObject]) -> str:
         params = {"sessionId": self.agent_id(session), "prompt": self._prompt_blocks(blocks)}
         result = await self.call("session/prompt", params, timeout=None)
@@ -375,6 +405,7 @@ class AcpBackend(Backend):
     async def cancel(self, session: Session) -> None:
         if self._proc is not None and self._proc.alive:
             self._proc.notify("session/cancel", {"sessionId": self.agent_id(session)})
+        self._requests.cancel_session(session)
 
     async def set_mode(self, session: Session, mode_id: str) -> None:
         await self.call(
@@ -409,11 +440,13 @@ class AcpBackend(Backend):
     async def close_session(self, session: Session) -> None:
         agent_sid = self.agent_id(session)
         try:
-            if self.running and self._has_session_cap("close"):
+            # a failed session belonged to a process that is gone: nothing to close there
+            if self.running and self._has_session_cap("close") and session.status != "failed":
                 await self.call("session/close", {"sessionId": agent_sid})
         finally:
             self._sessions.pop(agent_sid, None)
             self._agent_ids.pop(session.session_id, None)
+            self._failed.pop(session.session_id, None)
 
     async def delete_session(self, session_id: str) -> None:
         await self._process()
@@ -451,11 +484,8 @@ class AcpBackend(Backend):
         """Stop the agent process (its live sessions fail); the next use starts it again."""
         proc = self._proc
         if proc is not None:
-            self._stopping = True
-            try:
-                await proc.close(grace=1.0)
-            finally:
-                self._stopping = False
+            self._stopping = proc
+            await proc.close(grace=1.0)  # runs to the end even if we are cancelled
         self.init_result = {}
 
     async def restart(self) -> None:

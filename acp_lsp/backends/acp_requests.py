@@ -6,7 +6,9 @@ found" (-32601), and a request naming an unknown session is "invalid params".
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import asyncio
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
     from acp_lsp.session import Session
 
 JsonObject = dict[str, Any]
+T = TypeVar("T")
 
 
 def _str(params: JsonObject, key: str) -> str:
@@ -38,6 +41,30 @@ def _opt_int(params: JsonObject, key: str) -> int | None:
 class AgentRequests:
     def __init__(self, backend: AcpBackend) -> None:
         self.backend = backend
+        # session id -> editor work an agent request waits on (an applyEdit, a save)
+        self._waiting: dict[str, set[asyncio.Future[Any]]] = {}
+
+    def cancel_session(self, session: Session) -> None:
+        """The turn was cancelled: agent requests still waiting on the editor get an answer
+        now (-32800), so an editor that never answers cannot keep the agent from stopping."""
+        for future in self._waiting.pop(session.session_id, set()):
+            future.cancel()
+
+    async def _until_cancelled(self, session: Session, what: str, work: Awaitable[T]) -> T:
+        future = asyncio.ensure_future(work)
+        waiting = self._waiting.setdefault(session.session_id, set())
+        waiting.add(future)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # we are being cancelled ourselves (the agent is gone)
+            raise RpcError(p.REQUEST_CANCELLED, f"{what}: the turn was cancelled") from None
+        finally:
+            waiting.discard(future)
+            if not waiting and self._waiting.get(session.session_id) is waiting:
+                del self._waiting[session.session_id]
 
     def _session(self, params: Any) -> tuple[Session, JsonObject]:
         if not isinstance(params, dict):
@@ -84,7 +111,8 @@ class AgentRequests:
         path = _str(params, "path")
         content = _str(params, "content")
         self.backend.editor.note_paths(session, [path])
-        await self.backend.editor.write_text_file(session, path, content)
+        write = self.backend.editor.write_text_file(session, path, content)
+        await self._until_cancelled(session, f"write of {path}", write)
         return {}
 
     async def create_terminal(self, params: Any) -> JsonObject:

@@ -157,6 +157,8 @@ class Backend(abc.ABC):
 
     protocol: str = ""
 
+    config: Any = None  # the AgentConfig it was built with (settings changes compare it)
+
     def __init__(self, name: str, editor: EditorPort) -> None:
         self.name = name
         self.editor = editor
@@ -180,6 +182,10 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     async def cancel(self, session: Session) -> None: ...
+
+    def check_prompt(self, blocks: list[JsonObject]) -> None:
+        """Raise BackendError for content the agent cannot take (before the turn starts)."""
+        return None
 
     async def set_mode(self, session: Session, mode_id: str) -> None:
         raise BackendError(-32006, f"agent {self.name!r} does not support modes")

@@ -41,20 +41,16 @@ class _TextRun:
         return update
 
 
-def _plain_text(update: JsonObject) -> tuple[str, Any, str] | None:
-    """(kind, messageId, text) when the update is a bare text chunk that may be joined."""
-    kind = update.get("sessionUpdate")
-    if kind not in _TEXT_KINDS:
-        return None
-    if len(update) > 3 or (len(update) == 3 and "messageId" not in update):
+def _joinable_text(update: JsonObject) -> str | None:
+    """The text of an update of a _TEXT_KINDS kind that is a bare text chunk (may be joined)."""
+    size = len(update)
+    if size > 3 or (size == 3 and "messageId" not in update):
         return None
     content = update.get("content")
     if not isinstance(content, dict) or len(content) != 2 or content.get("type") != "text":
         return None
     text = content.get("text")
-    if not isinstance(text, str):
-        return None
-    return kind, update.get("messageId"), text
+    return text if isinstance(text, str) else None
 
 
 class _Queue:
@@ -86,22 +82,23 @@ class UpdateBatcher:
     def publish(self, session: Session, updates: list[JsonObject]) -> None:
         if not updates:
             return
-        items = self._queue(session).items
+        queue = self._queues.get(session.session_id) or self._queue(session)
+        items = queue.items
+        # The hot path of streaming: one call per agent chunk, so kept flat.
         for update in updates:
-            plain = _plain_text(update)
-            last = items[-1] if items else None
-            if plain is not None:
-                kind, message_id, text = plain
-                if isinstance(last, _TextRun) and (last.kind, last.message_id) == (
-                    kind,
-                    message_id,
-                ):
-                    last.parts.append(text)
-                else:
-                    items.append(_TextRun(kind, message_id, text))
-            else:
+            kind: Any = update.get("sessionUpdate")
+            text = _joinable_text(update) if kind in _TEXT_KINDS else None
+            if text is None:
                 items.append(update)
-        self._schedule()
+                continue
+            message_id = update.get("messageId")
+            last = items[-1] if items else None
+            if type(last) is _TextRun and last.kind == kind and last.message_id == message_id:
+                last.parts.append(text)
+            else:
+                items.append(_TextRun(kind, message_id, text))
+        if self._timer is None:
+            self._schedule()
 
     def _schedule(self) -> None:
         if self._timer is None:

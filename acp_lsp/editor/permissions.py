@@ -64,7 +64,8 @@ def rule_matches(rule: PermissionRule, tool_call: JsonObject) -> bool:
             return False
     if rule.path is not None:
         # normalised first: "/ws/../etc/passwd" must not pass for a "/ws/*" rule
-        paths = [os.path.normpath(path) for path in _locations(tool_call)]
+        # judged where the path lands: '..' and symlinks out of a folder must not match it
+        paths = [os.path.realpath(path) for path in _locations(tool_call)]
         # a path rule matches only when every location of the call matches
         if not paths or not all(fnmatch.fnmatchcase(path, rule.path) for path in paths):
             return False

@@ -219,9 +219,16 @@ class EditorSide:
     ) -> None:
         session.status = status
         self.batcher.flush(session)
+        if error is not None:
+            error = self.server.secrets.redact_json(error)
         self.server.protocol.send_notification_raw(
             p.ACP_SESSION_STATUS, p.session_status(session.session_id, status, stop_reason, error)
         )
+        if status == "failed" and self.terminals.of_session(session.session_id):
+            # the agent is gone and nobody can release its terminals any more
+            self.server.tasks.spawn(
+                self.terminals.release_session(session.session_id), name="reap terminals"
+            )
 
     def log(self, level: str, message: str) -> None:
         message = self.server.secrets.redact(message)
@@ -278,6 +285,9 @@ class EditorSide:
     async def request_permission(
         self, session: Session, tool_call: JsonObject, options: list[JsonObject]
     ) -> PermissionAnswer:
+        if session.status not in ("running", "awaiting_permission"):
+            # asked after a cancel (or outside any turn): never shown, never approved
+            return PermissionAnswer({"outcome": "cancelled"})
         return await self.permissions.ask(session, tool_call, options)
 
     async def read_text_file(

@@ -26,7 +26,9 @@ def _errors(fn: Handler[P]) -> Handler[P]:
             return await fn(server, params)
         except BackendError as exc:
             raise JsonRpcException(
-                message=server.secrets.redact(exc.message), code=exc.code, data=exc.data
+                message=server.secrets.redact(exc.message),
+                code=exc.code,
+                data=server.secrets.redact_json(exc.data),
             ) from None
 
     return wrapper

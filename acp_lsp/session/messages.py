@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from acp_lsp.session.jsonish import JSON
+from acp_lsp.session.jsonish import JSON, intern_key
 
 
 def _text_of(block: JSON) -> str | None:
@@ -89,6 +89,18 @@ class Message:
         self._head = self._head_extras = self._tail = None
         self._parts = []
         self._blocks = list(blocks)
+
+    def compact(self) -> None:
+        """Join the open text block's parts into one string (content unchanged).
+
+        Called once the message stops being the timeline's last entry, when a chunk without a
+        messageId can no longer reach it: one string instead of one per streamed chunk, and
+        the agent's first chunk block no longer held.
+        """
+        if self._head is None or len(self._parts) < 2:
+            return
+        tail = self._joined_tail()
+        self._head = self._tail = {intern_key(key): value for key, value in tail.items()}
 
     def content(self) -> list[dict[str, JSON]]:
         """The content blocks (a new list; the blocks themselves must not be mutated)."""

@@ -158,6 +158,7 @@ class Timeline:
         return [update]
 
     def _new_message(self, role: str, message_id: str | None) -> int:
+        self._compact_last()
         index = len(self._messages)
         self._messages.append(Message(role, message_id))
         if message_id is not None:
@@ -166,10 +167,16 @@ class Timeline:
         self._last_entry_message = index
         return index
 
+    def _compact_last(self) -> None:
+        """The last entry stops being last: join its streamed parts (once per message)."""
+        if self._last_entry_message is not None:
+            self._messages[self._last_entry_message].compact()
+
     # -- tool calls and reading --------------------------------------------------------------
 
     def add_tool_call(self, tool_call_id: str) -> None:
         """A tool call was created: it takes the next timeline entry."""
+        self._compact_last()
         self._entries.append(tool_call_id)
         self._last_entry_message = None
 

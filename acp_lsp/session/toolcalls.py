@@ -4,11 +4,13 @@ One rule serves v1 ``tool_call`` / ``tool_call_update``, v2 ``tool_call_content_
 ``toolCall`` of permission requests: keyed by ``toolCallId``; an omitted field keeps its value,
 ``null`` clears it, a value replaces it; ``content`` and ``locations`` replace whole arrays; an
 unknown id creates the call with client defaults. Field values are kept exactly as the agent
-sent them (unknown kinds, statuses, content types and fields included).
+sent them (unknown kinds, statuses, content types and fields included), as equal values
+whose keys and short strings are interned (``jsonish.compact``: a session keeps thousands).
 
 Every change yields one editor-facing update carrying the merged state, so editors never merge:
-``{"sessionUpdate": "tool_call", "toolCall": state}``, or, when content was only appended,
-``{"sessionUpdate": "tool_call", "toolCall": state minus "content", "contentAppend": items}``.
+``{"sessionUpdate": "tool_call", "toolCall": state}``, or, when content was only appended or
+not touched at all, ``{"sessionUpdate": "tool_call", "toolCall": state minus "content",
+"contentAppend": items}`` (``items`` empty when nothing was appended).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator, Mapping
 
-from acp_lsp.session.jsonish import JSON, brief
+from acp_lsp.session.jsonish import JSON, brief, compact, intern_key
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +111,7 @@ class ToolCalls:
                 value = _SCALAR_DEFAULTS[key]
             if track_changes and not others_changed:
                 others_changed = state.get(key, _MISSING) != value
-            state[key] = value
+            state[intern_key(key)] = compact(value)
 
         if has_content:
             old_content: list[JSON] = state["content"]
@@ -120,15 +122,21 @@ class ToolCalls:
                 and len(new_content) > old_len
                 and new_content[:old_len] == old_content
             ):
-                appended = new_content[old_len:]
+                appended = compact(new_content[old_len:])
                 old_content.extend(appended)
                 return _append_update(state, appended), created
-            state["content"] = list(new_content)
+            state["content"] = compact(new_content)  # a new list
+        elif not created:
+            # Content untouched (say, only the status changed): the editor keeps the content it
+            # has, so it is not sent again. Resending it on every status change made tool
+            # output cost the editor twice its size.
+            return _append_update(state, []), created
         return _full_update(state), created
 
     def append_content(self, tool_call_id: str, item: JSON) -> tuple[dict[str, JSON], bool]:
         """Append one content item (v2 ``tool_call_content_chunk``); an unknown id creates."""
         state = self._calls.get(tool_call_id)
+        item = compact(item)
         if state is None:
             state = new_tool_call(tool_call_id)
             state["content"].append(item)
@@ -143,7 +151,7 @@ class ToolCalls:
         if state is None:
             return None
         state[key] = value
-        return _full_update(state)
+        return _append_update(state, [])  # content unchanged: not resent
 
     def finish(self, tool_call_ids: Iterable[str], final_status: str) -> list[dict[str, JSON]]:
         """Give every listed call still pending/in progress ``final_status``."""
@@ -156,7 +164,7 @@ class ToolCalls:
             # Raw statuses may be any JSON value: only strings can be unfinished.
             if isinstance(status, str) and status in UNFINISHED_STATUSES:
                 state["status"] = final_status
-                updates.append(_full_update(state))
+                updates.append(_append_update(state, []))  # content unchanged: not resent
         return updates
 
 

@@ -12,12 +12,6 @@ from tests.review_findings.helpers import received, scripted_editor
 pytestmark = pytest.mark.timeout(60)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the bridge forwards terminal-type auth methods (acp/authenticate -> {terminal}) but "
-    "never advertises clientCapabilities.auth.terminal in initialize, and the schema says an "
-    "agent may only offer `terminal` auth methods to a client that does",
-)
 async def test_initialize_advertises_terminal_auth(tmp_path: Path, workspace: Path) -> None:
     editor, log = await scripted_editor(tmp_path, workspace, [])
     await editor.new_session()

@@ -19,11 +19,6 @@ from tests.support.lsp_editor import pick
 pytestmark = pytest.mark.timeout(60)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a permission request that arrives after acp/cancel is put to the user (and can be "
-    "approved) instead of being answered `cancelled` at once",
-)
 async def test_permission_asked_after_cancel_is_answered_cancelled(
     tmp_path: Path, workspace: Path
 ) -> None:
@@ -90,12 +85,6 @@ async def test_bad_title_regex_rule_does_not_break_permission_prompts(
     assert len(editor.permission_requests) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="path rules are matched on os.path.normpath(location), which does not resolve "
-    "symlinks: '<ws>/link/secret.txt' with link -> a folder outside the workspace matches an "
-    "allow rule for '<ws>/*' (DESIGN §3: paths are judged after resolving symlinks and '..')",
-)
 async def test_path_rule_does_not_allow_paths_that_escape_through_a_symlink(
     tmp_path: Path, workspace: Path
 ) -> None:

@@ -34,13 +34,6 @@ async def test_progress_of_a_fast_turn_is_ended(tmp_path: Path, workspace: Path)
     assert open_tokens == [], f"progress begun and never ended: {reports}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a prompt the agent cannot take (here an image for an agent without the image "
-    "capability) is refused only inside the turn: the user message is already recorded and "
-    "published and the session went `running`, so the transcript shows a prompt the agent "
-    "never received",
-)
 async def test_refused_prompt_leaves_no_user_message(tmp_path: Path, workspace: Path) -> None:
     editor, _log = await scripted_editor(tmp_path, workspace, [])
     sid = (await editor.new_session())["sessionId"]

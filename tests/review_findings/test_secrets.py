@@ -16,11 +16,6 @@ pytestmark = pytest.mark.timeout(60)
 SECRET = "sk-review-7f3a9c1e5b"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a failed turn's agent error is redacted only in the error message: the secret stays "
-    "in the acp/prompt error `data` and in acp/sessionStatus `error.message`",
-)
 async def test_agent_error_quoting_a_secret_is_redacted_everywhere(
     tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -48,11 +43,6 @@ async def test_agent_error_quoting_a_secret_is_redacted_everywhere(
     assert SECRET not in sent, "the API key reached the editor"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="AcpBackend.last_error (shown as `error` by acp/listAgents) is never redacted: an "
-    "initialize error or stderr tail quoting the secret is shown verbatim",
-)
 async def test_start_failure_quoting_a_secret_is_redacted_in_list_agents(
     tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

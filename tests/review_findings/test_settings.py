@@ -36,11 +36,6 @@ async def agent_names(editor: TestEditor) -> set[str]:
     return {a["name"] for a in (await editor.acp(p.ACP_LIST_AGENTS))["agents"]}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Hub.backend() caches one Backend per agent name with the AgentConfig it was built "
-    "with: a changed command/args/env never takes effect, not even after acp/restartAgent",
-)
 async def test_changed_agent_settings_apply_after_restart(tmp_path: Path, workspace: Path) -> None:
     log = tmp_path / "agent.log"
     script = {"on": {"session/prompt": SAY_ARG}}
@@ -78,11 +73,6 @@ async def test_changed_agent_settings_apply_after_restart(tmp_path: Path, worksp
     assert text == "arg=two", "the restarted agent still runs with the old settings"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an agent removed from the settings stays usable: Hub.backend() returns the cached "
-    "backend before looking at the settings",
-)
 async def test_agent_removed_from_settings_is_unknown(tmp_path: Path, workspace: Path) -> None:
     log = tmp_path / "agent.log"
     agents = {"scripted": agent_config({"on": {"session/prompt": SAY_ARG}}, tmp_path, log)}
