@@ -1,0 +1,71 @@
+// Entry point: wires the server lifecycle, sessions, permissions, the chat view, the status
+// bar and the commands together. No logic of its own.
+
+import * as vscode from "vscode";
+import { ChatController } from "./chat/controller";
+import { CHAT_VIEW_ID, ChatViewProvider } from "./chat/view";
+import { registerCommands } from "./commands";
+import { DiffDocuments } from "./diffs";
+import { saveDocuments } from "./documents";
+import { PermissionBroker } from "./permissions";
+import { AcpServer } from "./server";
+import { SessionStore } from "./sessions";
+import { StatusBar } from "./statusBar";
+import { readSettings } from "./vscodeSettings";
+
+/** What `activate` returns: the parts, for the end-to-end tests and other extensions. */
+export interface AcpLspApi {
+  server: AcpServer;
+  store: SessionStore;
+  permissions: PermissionBroker;
+  chat: ChatController;
+  view: ChatViewProvider;
+  statusBar: StatusBar;
+}
+
+let server: AcpServer | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<AcpLspApi> {
+  const output = vscode.window.createOutputChannel("ACP Agents", { log: true });
+  // The server's handlers, the store and the view refer to each other: the closures below
+  // run only after all of them exist.
+  const permissions: PermissionBroker = new PermissionBroker((): boolean => view.visible);
+  server = new AcpServer(output, {
+    sessionUpdate: (p) => store.handleUpdate(p),
+    sessionStatus: (p) => store.handleStatus(p),
+    terminalOutput: (p) => store.handleTerminal(p),
+    requestPermission: (p, token) => permissions.request(p, token),
+    saveDocument: (p) => saveDocuments(p, output),
+  });
+  const store: SessionStore = new SessionStore(server, () => readSettings().followAlong);
+  const diffs = new DiffDocuments();
+  const chat: ChatController = new ChatController(store, permissions, diffs, output);
+  const view: ChatViewProvider = new ChatViewProvider(context.extensionUri, chat);
+  const statusBar = new StatusBar();
+
+  context.subscriptions.push(
+    output,
+    server,
+    store,
+    permissions,
+    diffs,
+    chat,
+    view,
+    statusBar,
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, view, { webviewOptions: { retainContextWhenHidden: true } }),
+    store.onDidChange(() => statusBar.update(store.activeSession)),
+    store.onDidProgress((report) => statusBar.onProgress(report)),
+    server.onDidStop(() => store.forgetAll()),
+    server.onDidStart(() => void chat.refreshAgents().catch(() => undefined)),
+    ...registerCommands({ server, store: store, chat, view }),
+  );
+
+  // Start in the background: activation must not wait for the server.
+  void server.start().catch(() => undefined);
+  return { server, store: store, permissions, chat, view, statusBar };
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+  server = undefined;
+}

@@ -1,0 +1,70 @@
+// Messages between the extension host and the chat webview. Pure types, shared by both sides.
+
+import type { ChatSession } from "./sessionModel";
+import type {
+  AgentSummary,
+  PermissionOption,
+  SessionInfo,
+  SessionStatusParams,
+  SessionUpdateParams,
+  TerminalOutputParams,
+  ToolCallState,
+} from "./types";
+
+/** A permission prompt waiting for the user (one per acp/requestPermission). */
+export interface PendingPermission {
+  requestId: string;
+  sessionId: string;
+  toolCall: ToolCallState;
+  options: PermissionOption[];
+}
+
+/** What the prompt will carry besides the typed text (shown under the input). */
+export interface PromptContext {
+  /** Workspace-relative (or absolute) path of the active editor's file. */
+  file?: string;
+  /** `path:start-end` of a non-empty selection. */
+  selection?: string;
+}
+
+export type HostToWebview =
+  | {
+      type: "init";
+      agents: AgentSummary[];
+      defaultAgent: string | null;
+      session: ChatSession | null;
+      sessions: SessionInfo[];
+      permissions: PendingPermission[];
+      context: PromptContext;
+      includeContext: boolean;
+      follow: boolean;
+    }
+  | { type: "session"; session: ChatSession | null; follow: boolean }
+  | { type: "update"; params: SessionUpdateParams }
+  | { type: "status"; params: SessionStatusParams }
+  | { type: "terminal"; params: TerminalOutputParams }
+  | { type: "agents"; agents: AgentSummary[]; defaultAgent: string | null }
+  | { type: "sessions"; sessions: SessionInfo[] }
+  | { type: "permission"; permission: PendingPermission }
+  | { type: "permissionDone"; requestId: string }
+  | { type: "context"; context: PromptContext }
+  | { type: "follow"; enabled: boolean }
+  | { type: "error"; message: string }
+  | { type: "focusInput"; text?: string };
+
+export type WebviewToHost =
+  | { type: "ready" }
+  | { type: "prompt"; text: string; includeContext: boolean }
+  | { type: "cancel" }
+  | { type: "newSession"; agent?: string }
+  | { type: "listSessions" }
+  | { type: "loadSession"; agent: string; sessionId: string; live: boolean }
+  | { type: "setMode"; modeId: string }
+  | { type: "setConfigOption"; configId: string; value: string | boolean }
+  | { type: "setFollow"; enabled: boolean }
+  | { type: "permission"; requestId: string; optionId: string | null; reason?: string }
+  | { type: "review"; action: "accept" | "reject"; toolCallId?: string; path?: string }
+  | { type: "openDiff"; toolCallId: string; index: number }
+  | { type: "openLocation"; path: string; line?: number | null }
+  | { type: "selectAgent"; agent: string }
+  | { type: "includeContext"; enabled: boolean };

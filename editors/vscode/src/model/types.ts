@@ -1,0 +1,264 @@
+// Shapes of the acp/* extension (DESIGN §2), shared by the extension host and the webview.
+// Pure types: nothing here may import `vscode` or the language client.
+// Agent payloads (updates, tool calls, content blocks) stay loosely typed: unknown kinds,
+// statuses and fields are kept and shown generically, never dropped.
+
+export type Json = unknown;
+export type JsonObject = Record<string, unknown>;
+
+// -- shapes --------------------------------------------------------------------------------
+
+export type SessionStatus =
+  | "idle"
+  | "running"
+  | "awaiting_permission"
+  | "cancelling"
+  | "failed"
+  | "closed";
+
+export interface ContentBlock extends JsonObject {
+  type: string;
+  text?: string;
+}
+
+export interface ToolCallLocation extends JsonObject {
+  path: string;
+  line?: number | null;
+}
+
+export interface ToolCallState extends JsonObject {
+  toolCallId: string;
+  title: string;
+  kind: string;
+  status: string;
+  content: JsonObject[];
+  locations: ToolCallLocation[];
+  rawInput?: Json;
+  rawOutput?: Json;
+  review?: Json;
+  _meta?: JsonObject | null;
+}
+
+export interface Message {
+  messageId?: string | null;
+  role: "user" | "agent" | "thought" | string;
+  content: ContentBlock[];
+}
+
+export type TimelineEntry = { message: number } | { toolCall: string };
+
+export interface PlanEntry extends JsonObject {
+  content: string;
+  priority?: string;
+  status?: string;
+}
+
+export interface AvailableCommand extends JsonObject {
+  name: string;
+  description?: string;
+  input?: { hint?: string } | null;
+}
+
+export interface SessionMode extends JsonObject {
+  id: string;
+  name: string;
+  description?: string | null;
+}
+
+export interface ModesState extends JsonObject {
+  currentModeId: string;
+  availableModes: SessionMode[];
+}
+
+export interface ConfigOptionValue extends JsonObject {
+  value: string;
+  name: string;
+  description?: string | null;
+}
+
+export interface ConfigOption extends JsonObject {
+  id: string;
+  name: string;
+  type: string;
+  currentValue: string | boolean;
+  description?: string | null;
+  options?: ConfigOptionValue[];
+}
+
+export interface Usage extends JsonObject {
+  used?: number;
+  size?: number;
+  cost?: { amount: number; currency: string } | null;
+}
+
+export interface TerminalState {
+  output: string;
+  truncated: boolean;
+  exitStatus?: { exitCode?: number | null; signal?: string | null } | null;
+}
+
+export interface SessionSnapshot {
+  sessionId: string;
+  agent: string;
+  cwd: string;
+  status: SessionStatus;
+  seq: number;
+  messages: Message[];
+  toolCalls: ToolCallState[];
+  timeline: TimelineEntry[];
+  plan?: { entries: PlanEntry[] } | null;
+  commands?: AvailableCommand[] | null;
+  modes?: ModesState | null;
+  configOptions?: ConfigOption[] | null;
+  usage?: Usage | null;
+  terminals?: Record<string, TerminalState> | null;
+  title?: string | null;
+  updatedAt?: string | null;
+  additionalDirectories?: string[] | null;
+}
+
+/** One entry of `acp/sessionUpdate.updates`: ACP's shape, tool calls as merged state. */
+export interface SessionUpdate extends JsonObject {
+  sessionUpdate: string;
+}
+
+export interface AgentSummary {
+  name: string;
+  title: string;
+  protocol: "acp" | "aap" | string;
+  default: boolean;
+  running: boolean;
+  authMethods?: { id: string; name: string; description?: string | null }[];
+  /** Why the agent cannot be used (a bad setting), when that is known. */
+  error?: string | null;
+}
+
+export interface SessionInfo {
+  sessionId: string;
+  agent: string;
+  cwd?: string | null;
+  title?: string | null;
+  updatedAt?: string | null;
+  live: boolean;
+}
+
+export interface PermissionOption extends JsonObject {
+  optionId: string;
+  name: string;
+  kind: "allow_once" | "allow_always" | "reject_once" | "reject_always" | string;
+}
+
+export type PermissionOutcome = { outcome: "selected"; optionId: string } | { outcome: "cancelled" };
+
+// -- params and results --------------------------------------------------------------------
+
+export type ListAgentsParams = Record<string, never>;
+export interface ListAgentsResult {
+  agents: AgentSummary[];
+}
+export interface NewSessionParams {
+  agent?: string;
+  cwd?: string;
+  additionalDirectories?: string[];
+}
+export interface ListSessionsParams {
+  agent?: string;
+}
+export interface ListSessionsResult {
+  sessions: SessionInfo[];
+}
+export interface LoadSessionParams {
+  agent: string;
+  sessionId: string;
+  cwd?: string;
+}
+export interface SessionIdParams {
+  sessionId: string;
+}
+export interface PromptParams {
+  sessionId: string;
+  prompt: string | ContentBlock[];
+  workDoneToken?: string | number;
+}
+export interface PromptResult {
+  stopReason: string;
+}
+export interface SetModeParams {
+  sessionId: string;
+  modeId: string;
+}
+export interface SetConfigOptionParams {
+  sessionId: string;
+  configId: string;
+  value: string | boolean;
+}
+export interface SetConfigOptionResult {
+  configOptions: ConfigOption[];
+}
+export interface DeleteSessionParams {
+  sessionId: string;
+  agent?: string;
+}
+export interface SetFollowParams {
+  sessionId: string;
+  enabled: boolean;
+}
+export interface SetFollowResult {
+  enabled: boolean;
+}
+export interface ReviewEditParams {
+  sessionId: string;
+  action: "accept" | "reject";
+  toolCallId?: string;
+  path?: string;
+}
+export interface ReviewEditResult {
+  applied: boolean;
+  files: string[];
+}
+export interface AuthenticateParams {
+  agent: string;
+  methodId: string;
+}
+export interface AuthenticateResult {
+  terminal?: { command: string; args?: string[]; env?: Record<string, string> };
+}
+export interface AgentParams {
+  agent: string;
+}
+export type Empty = Record<string, never>;
+
+export interface SessionUpdateParams {
+  sessionId: string;
+  seq: number;
+  updates: SessionUpdate[];
+}
+export interface SessionStatusParams {
+  sessionId: string;
+  status: SessionStatus;
+  stopReason?: string;
+  error?: JsonObject;
+}
+export interface TerminalOutputParams {
+  sessionId: string;
+  terminalId: string;
+  data: string;
+  truncated?: boolean;
+  reset?: boolean;
+  exitStatus?: TerminalState["exitStatus"];
+}
+export interface RequestPermissionParams {
+  sessionId: string;
+  toolCall: ToolCallState;
+  options: PermissionOption[];
+}
+export interface RequestPermissionResult {
+  outcome: PermissionOutcome;
+  reason?: string;
+}
+export interface SaveDocumentParams {
+  uris: string[];
+}
+export interface SaveDocumentResult {
+  saved: string[];
+}

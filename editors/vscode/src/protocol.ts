@@ -1,0 +1,117 @@
+// The acp/* LSP extension (DESIGN §2), mirrored from `acp_lsp/protocol.py`.
+// A test (tests/vscode/test_protocol_mirror.py) fails when the method lists drift apart.
+
+import { NotificationType, RequestType } from "vscode-languageclient/node";
+import type {
+  SessionSnapshot,
+  ListAgentsParams,
+  ListAgentsResult,
+  NewSessionParams,
+  ListSessionsParams,
+  ListSessionsResult,
+  LoadSessionParams,
+  SessionIdParams,
+  PromptParams,
+  PromptResult,
+  SetModeParams,
+  SetConfigOptionParams,
+  SetConfigOptionResult,
+  DeleteSessionParams,
+  SetFollowParams,
+  SetFollowResult,
+  ReviewEditParams,
+  ReviewEditResult,
+  AuthenticateParams,
+  AuthenticateResult,
+  AgentParams,
+  Empty,
+  SessionUpdateParams,
+  SessionStatusParams,
+  TerminalOutputParams,
+  RequestPermissionParams,
+  RequestPermissionResult,
+  SaveDocumentParams,
+  SaveDocumentResult,
+} from "./model/types";
+
+export type * from "./model/types";
+
+
+// -- methods: editor -> server requests ------------------------------------------------------
+
+export const listAgents = new RequestType<ListAgentsParams, ListAgentsResult, void>("acp/listAgents");
+export const newSession = new RequestType<NewSessionParams, SessionSnapshot, void>("acp/newSession");
+export const listSessions = new RequestType<ListSessionsParams, ListSessionsResult, void>(
+  "acp/listSessions",
+);
+export const loadSession = new RequestType<LoadSessionParams, SessionSnapshot, void>("acp/loadSession");
+export const getSession = new RequestType<SessionIdParams, SessionSnapshot, void>("acp/getSession");
+export const prompt = new RequestType<PromptParams, PromptResult, void>("acp/prompt");
+export const cancel = new RequestType<SessionIdParams, Empty, void>("acp/cancel");
+export const setMode = new RequestType<SetModeParams, Empty, void>("acp/setMode");
+export const setConfigOption = new RequestType<SetConfigOptionParams, SetConfigOptionResult, void>(
+  "acp/setConfigOption",
+);
+export const closeSession = new RequestType<SessionIdParams, Empty, void>("acp/closeSession");
+export const deleteSession = new RequestType<DeleteSessionParams, Empty, void>(
+  "acp/deleteSession",
+);
+export const setFollow = new RequestType<SetFollowParams, SetFollowResult, void>("acp/setFollow");
+export const reviewEdit = new RequestType<ReviewEditParams, ReviewEditResult, void>("acp/reviewEdit");
+export const authenticate = new RequestType<AuthenticateParams, AuthenticateResult, void>(
+  "acp/authenticate",
+);
+export const restartAgent = new RequestType<AgentParams, Empty, void>("acp/restartAgent");
+
+// -- methods: server -> editor notifications -------------------------------------------------
+
+export const sessionUpdate = new NotificationType<SessionUpdateParams>("acp/sessionUpdate");
+export const sessionStatus = new NotificationType<SessionStatusParams>("acp/sessionStatus");
+export const terminalOutput = new NotificationType<TerminalOutputParams>("acp/terminalOutput");
+
+// -- methods: server -> editor requests ------------------------------------------------------
+
+export const requestPermission = new RequestType<RequestPermissionParams, RequestPermissionResult, void>(
+  "acp/requestPermission",
+);
+export const saveDocument = new RequestType<SaveDocumentParams, SaveDocumentResult, void>(
+  "acp/saveDocument",
+);
+
+/** The method lists, in the same grouping as `acp_lsp/protocol.py`. */
+export const EDITOR_REQUESTS = [
+  listAgents,
+  newSession,
+  listSessions,
+  loadSession,
+  getSession,
+  prompt,
+  cancel,
+  setMode,
+  setConfigOption,
+  closeSession,
+  deleteSession,
+  setFollow,
+  reviewEdit,
+  authenticate,
+  restartAgent,
+].map((t) => t.method);
+export const SERVER_NOTIFICATIONS = [sessionUpdate, sessionStatus, terminalOutput].map((t) => t.method);
+export const SERVER_REQUESTS = [requestPermission, saveDocument].map((t) => t.method);
+
+// -- error codes -----------------------------------------------------------------------------
+
+export const ErrorCodes = {
+  invalidParams: -32602,
+  authRequired: -32000,
+  unknownSession: -32001,
+  unknownAgent: -32003,
+  turnRunning: -32004,
+  agentUnavailable: -32005,
+  notSupported: -32006,
+  agentError: -32007,
+  requestCancelled: -32800,
+} as const;
+
+/** What this front end declares in `capabilities.experimental.acp` of `initialize`. */
+export const CLIENT_CAPABILITIES = { requestPermission: true, saveDocument: true } as const;

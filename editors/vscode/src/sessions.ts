@@ -1,0 +1,259 @@
+// The extension host's sessions: snapshots from the server kept current by acp/* notifications
+// (through the same reducer the webview runs), and typed wrappers for the acp/* requests.
+
+import * as vscode from "vscode";
+import { WorkDoneProgress, type LanguageClient } from "vscode-languageclient/node";
+import {
+  applySessionUpdate,
+  applyStatus,
+  applyTerminalOutput,
+  fromSnapshot,
+  type ChangeKey,
+  type ChatSession,
+} from "./model/sessionModel";
+import * as protocol from "./protocol";
+import type { AcpServer } from "./server";
+
+/** Notifications kept for a session whose snapshot has not arrived yet (acp/loadSession). */
+const EARLY_LIMIT = 1000;
+
+export type SessionEvent =
+  | { kind: "replace"; sessionId: string }
+  | { kind: "update"; sessionId: string; params: protocol.SessionUpdateParams; changed: Set<ChangeKey> }
+  | { kind: "status"; sessionId: string; params: protocol.SessionStatusParams }
+  | { kind: "terminal"; sessionId: string; params: protocol.TerminalOutputParams }
+  | { kind: "active"; sessionId: string | null };
+
+export interface ProgressReport {
+  sessionId: string;
+  kind: "begin" | "report" | "end";
+  title?: string;
+  message?: string;
+  percentage?: number;
+}
+
+export class SessionStore implements vscode.Disposable {
+  private readonly sessions = new Map<string, ChatSession>();
+  private readonly early = new Map<string, protocol.SessionUpdateParams[]>();
+  private readonly follow = new Map<string, boolean>();
+  private active: string | null = null;
+  private tokens = 0;
+  private readonly emitter = new vscode.EventEmitter<SessionEvent>();
+  private readonly progressEmitter = new vscode.EventEmitter<ProgressReport>();
+  readonly onDidChange = this.emitter.event;
+  /** `$/progress` of running turns (the status bar shows it). */
+  readonly onDidProgress = this.progressEmitter.event;
+
+  constructor(
+    private readonly server: AcpServer,
+    private readonly defaultFollow: () => boolean,
+  ) {}
+
+  get activeId(): string | null {
+    return this.active;
+  }
+
+  get activeSession(): ChatSession | null {
+    return this.active === null ? null : (this.sessions.get(this.active) ?? null);
+  }
+
+  get(sessionId: string): ChatSession | undefined {
+    return this.sessions.get(sessionId);
+  }
+
+  all(): ChatSession[] {
+    return [...this.sessions.values()];
+  }
+
+  isFollowing(sessionId: string | null): boolean {
+    return sessionId === null ? this.defaultFollow() : (this.follow.get(sessionId) ?? this.defaultFollow());
+  }
+
+  setActive(sessionId: string | null): void {
+    if (sessionId !== null && !this.sessions.has(sessionId)) {
+      return;
+    }
+    this.active = sessionId;
+    this.emitter.fire({ kind: "active", sessionId });
+  }
+
+  /** The server was restarted: it knows none of our sessions any more. */
+  forgetAll(): void {
+    for (const session of this.sessions.values()) {
+      if (session.status !== "closed") {
+        applyStatus(session, { sessionId: session.sessionId, status: "closed" });
+        this.emitter.fire({
+          kind: "status",
+          sessionId: session.sessionId,
+          params: { sessionId: session.sessionId, status: "closed" },
+        });
+      }
+    }
+    this.early.clear();
+  }
+
+  // -- notifications ------------------------------------------------------------------------
+
+  handleUpdate(params: protocol.SessionUpdateParams): void {
+    const session = this.sessions.get(params.sessionId);
+    if (!session) {
+      const queue = this.early.get(params.sessionId) ?? [];
+      if (queue.length < EARLY_LIMIT) {
+        queue.push(params);
+      }
+      this.early.set(params.sessionId, queue);
+      return;
+    }
+    const changed = applySessionUpdate(session, params);
+    if (changed) {
+      this.emitter.fire({ kind: "update", sessionId: session.sessionId, params, changed });
+    }
+  }
+
+  handleStatus(params: protocol.SessionStatusParams): void {
+    const session = this.sessions.get(params.sessionId);
+    if (session) {
+      applyStatus(session, params);
+      this.emitter.fire({ kind: "status", sessionId: params.sessionId, params });
+    }
+  }
+
+  handleTerminal(params: protocol.TerminalOutputParams): void {
+    const session = this.sessions.get(params.sessionId);
+    if (session) {
+      applyTerminalOutput(session, params);
+      this.emitter.fire({ kind: "terminal", sessionId: params.sessionId, params });
+    }
+  }
+
+  /** Take a snapshot as the session's state, then what arrived after it. */
+  adopt(snapshot: protocol.SessionSnapshot, makeActive = true): ChatSession {
+    const session = fromSnapshot(snapshot);
+    this.sessions.set(session.sessionId, session);
+    const queued = this.early.get(session.sessionId) ?? [];
+    this.early.delete(session.sessionId);
+    for (const params of queued) {
+      applySessionUpdate(session, params);
+    }
+    this.emitter.fire({ kind: "replace", sessionId: session.sessionId });
+    if (makeActive) {
+      this.setActive(session.sessionId);
+    }
+    return session;
+  }
+
+  // -- requests -----------------------------------------------------------------------------
+
+  private async client(): Promise<LanguageClient> {
+    return this.server.ready();
+  }
+
+  async listAgents(): Promise<protocol.AgentSummary[]> {
+    const result = await (await this.client()).sendRequest(protocol.listAgents, {});
+    return result.agents;
+  }
+
+  async newSession(agent?: string): Promise<ChatSession> {
+    const params: protocol.NewSessionParams = {};
+    if (agent) {
+      params.agent = agent;
+    }
+    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    if (cwd) {
+      params.cwd = cwd;
+    }
+    const snapshot = await (await this.client()).sendRequest(protocol.newSession, params);
+    const session = this.adopt(snapshot);
+    if (!this.defaultFollow()) {
+      await this.setFollow(session.sessionId, false).catch(() => undefined);
+    }
+    return session;
+  }
+
+  async listSessions(agent?: string): Promise<protocol.SessionInfo[]> {
+    const result = await (await this.client()).sendRequest(protocol.listSessions, agent ? { agent } : {});
+    return result.sessions;
+  }
+
+  /** Open a listed session: a live one by acp/getSession, others by acp/loadSession. */
+  async openSession(info: { agent: string; sessionId: string; live: boolean }): Promise<ChatSession> {
+    const client = await this.client();
+    const snapshot = info.live
+      ? await client.sendRequest(protocol.getSession, { sessionId: info.sessionId })
+      : await client.sendRequest(protocol.loadSession, { agent: info.agent, sessionId: info.sessionId });
+    return this.adopt(snapshot);
+  }
+
+  /** Run one turn; resolves with the stop reason once every update of it has arrived. */
+  async prompt(sessionId: string, prompt: string | protocol.ContentBlock[]): Promise<protocol.PromptResult> {
+    const client = await this.client();
+    const token = `acp-lsp-vscode-${process.pid}-${++this.tokens}`;
+    const progress = client.onProgress(WorkDoneProgress.type, token, (value) => {
+      this.progressEmitter.fire({
+        sessionId,
+        kind: value.kind,
+        title: value.kind === "begin" ? value.title : undefined,
+        message: value.kind === "end" ? value.message : value.message,
+        percentage: value.kind === "end" ? undefined : value.percentage,
+      });
+    });
+    try {
+      return await client.sendRequest(protocol.prompt, { sessionId, prompt, workDoneToken: token });
+    } finally {
+      progress.dispose();
+      this.progressEmitter.fire({ sessionId, kind: "end" });
+    }
+  }
+
+  async cancel(sessionId: string): Promise<void> {
+    await (await this.client()).sendRequest(protocol.cancel, { sessionId });
+  }
+
+  async setMode(sessionId: string, modeId: string): Promise<void> {
+    await (await this.client()).sendRequest(protocol.setMode, { sessionId, modeId });
+  }
+
+  async setConfigOption(sessionId: string, configId: string, value: string | boolean): Promise<void> {
+    const result = await (await this.client()).sendRequest(protocol.setConfigOption, {
+      sessionId,
+      configId,
+      value,
+    });
+    const session = this.sessions.get(sessionId);
+    if (session && Array.isArray(result.configOptions)) {
+      session.configOptions = result.configOptions;
+      this.emitter.fire({ kind: "replace", sessionId });
+    }
+  }
+
+  async setFollow(sessionId: string, enabled: boolean): Promise<boolean> {
+    const result = await (await this.client()).sendRequest(protocol.setFollow, { sessionId, enabled });
+    this.follow.set(sessionId, result.enabled);
+    return result.enabled;
+  }
+
+  async review(params: protocol.ReviewEditParams): Promise<protocol.ReviewEditResult> {
+    return (await this.client()).sendRequest(protocol.reviewEdit, params);
+  }
+
+  async closeSession(sessionId: string): Promise<void> {
+    await (await this.client()).sendRequest(protocol.closeSession, { sessionId });
+    this.sessions.delete(sessionId);
+    if (this.active === sessionId) {
+      this.setActive(null);
+    }
+  }
+
+  async restartAgent(agent: string): Promise<void> {
+    await (await this.client()).sendRequest(protocol.restartAgent, { agent });
+  }
+
+  async authenticate(agent: string, methodId: string): Promise<protocol.AuthenticateResult> {
+    return (await this.client()).sendRequest(protocol.authenticate, { agent, methodId });
+  }
+
+  dispose(): void {
+    this.emitter.dispose();
+    this.progressEmitter.dispose();
+  }
+}

@@ -1,0 +1,375 @@
+// End-to-end tests in real VS Code (code-server) with the real acp-lsp server and its demo
+// agent. They drive the extension through the same paths the chat webview uses
+// (ChatController.handle) and assert what a user would see: editors, documents, files on
+// disk, the session's timeline, the status bar.
+
+import * as fs from "node:fs";
+import * as vscode from "vscode";
+import { diffItems, messageText, reviewState } from "../../model/queries";
+import * as protocol from "../../protocol";
+import { assert, assertEqual, test, waitFor } from "./harness";
+import {
+  NOTE,
+  api,
+  writeFile,
+  openEditor,
+  closeAllEditors,
+  answerPermissions,
+  allow,
+  freshSession,
+  current,
+  lastToolCallOfKind,
+  agentText,
+  documentFor,
+} from "./helpers";
+
+// -----------------------------------------------------------------------------------------------
+
+test("the extension activates, starts the server and declares its capabilities", async () => {
+  const a = await api();
+  const client = await a.server.ready();
+  const experimental = client.initializeResult?.capabilities.experimental as { acp?: { version?: number } } | undefined;
+  assertEqual(experimental?.acp?.version, 1, "server's experimental.acp.version");
+  const agents = await a.store.listAgents();
+  assert(agents.some((agent) => agent.default), `a default agent is listed: ${JSON.stringify(agents)}`);
+});
+
+test("every acp/* request of protocol.ts is a method the server knows", async () => {
+  const a = await api();
+  const client = await a.server.ready();
+  const unknown: string[] = [];
+  for (const method of protocol.EDITOR_REQUESTS) {
+    if (method === protocol.newSession.method || method === protocol.prompt.method) {
+      continue; // these would start real work; covered by the tests below
+    }
+    try {
+      await client.sendRequest(method, method === protocol.listAgents.method ? {} : { sessionId: "no-such-session" });
+    } catch (error) {
+      const code = (error as { code?: number }).code;
+      if (code === -32601) {
+        unknown.push(method);
+      }
+    }
+  }
+  assertEqual(unknown, [], "methods the server answered 'method not found'");
+});
+
+test("a prompt streams thought, plan, text, tool calls, terminal and usage into the chat", async () => {
+  const a = await api();
+  const target = writeFile("stream/demo.py", "print('hello')\nprint('world')\n");
+  await openEditor(target);
+  const session = await freshSession(a);
+  const answers = answerPermissions(a, allow);
+  let updatesBeforeEnd = 0;
+  const textSnapshots = new Set<string>();
+  const sub = a.store.onDidChange((event) => {
+    if (event.sessionId === session.sessionId && event.kind === "update") {
+      updatesBeforeEnd++;
+      textSnapshots.add(agentText(current(a, session.sessionId)));
+    }
+  });
+  try {
+    const result = await a.chat.sendPrompt("Please review this file");
+    assertEqual(result?.stopReason, "end_turn", "stop reason");
+  } finally {
+    sub.dispose();
+    answers.dispose();
+  }
+  const s = current(a, session.sessionId);
+  assert(updatesBeforeEnd >= 5, `the turn arrived as a stream of notifications (${updatesBeforeEnd})`);
+  assert(textSnapshots.size >= 3, `the answer grew chunk by chunk (${textSnapshots.size} distinct states)`);
+  assert(s.messages.some((m) => m.role === "thought" && messageText(m).length > 0), "a thought was streamed");
+  assert(s.messages.some((m) => m.role === "user"), "the prompt is in the timeline");
+  assert(s.plan && s.plan.length >= 3, "a plan arrived");
+  assert(s.plan.every((e) => e.status === "completed"), `the plan is complete: ${JSON.stringify(s.plan)}`);
+  assert(/I added a review note/.test(agentText(s)), `the answer text: ${agentText(s)}`);
+  assertEqual(lastToolCallOfKind(s, "read").status, "completed", "read tool call status");
+  assert(lastToolCallOfKind(s, "read").locations.length > 0, "the read tool call has locations");
+  assertEqual(lastToolCallOfKind(s, "edit").status, "completed", "edit tool call status");
+  const run = lastToolCallOfKind(s, "execute");
+  assertEqual(run.status, "completed", "execute tool call status");
+  const terminalId = run.content.find((c) => c.type === "terminal")?.terminalId;
+  assert(typeof terminalId === "string", "the execute tool call shows a terminal");
+  await waitFor(() => s.terminals[terminalId]?.output.includes("demo.py"), "terminal output listing the files");
+  assert(s.usage && typeof s.usage.used === "number" && s.usage.used > 0, `usage arrived: ${JSON.stringify(s.usage)}`);
+  assertEqual(answers.seen.length, 1, "one permission prompt");
+  assertEqual(s.status, "idle", "session status after the turn");
+  assert(s.title, "the session got a title");
+  assert(NOTE.test(fs.readFileSync(target, "utf8")), "the edit reached the file on disk");
+});
+
+test("slash commands and modes of the session are available to the chat", async () => {
+  const a = await api();
+  const session = await freshSession(a);
+  const s = current(a, session.sessionId);
+  await waitFor(() => s.commands.some((c) => c.name === "help"), "available commands");
+  assert(s.modes?.availableModes.some((m) => m.id === "ask"), "modes of the session");
+  await a.chat.handle({ type: "setMode", modeId: "ask" });
+  await waitFor(() => current(a, session.sessionId).modes?.currentModeId === "ask", "mode switched to ask");
+  await a.chat.handle({ type: "setConfigOption", configId: "verbosity", value: "concise" });
+  await waitFor(
+    () => current(a, session.sessionId).configOptions.find((o) => o.id === "verbosity")?.currentValue === "concise",
+    "verbosity set to concise",
+  );
+  const answers = answerPermissions(a, allow);
+  try {
+    await closeAllEditors();
+    const result = await a.chat.sendPrompt("/help");
+    assertEqual(result?.stopReason, "end_turn", "stop reason of /help");
+  } finally {
+    answers.dispose();
+  }
+  assert(/\/explain/.test(agentText(current(a, session.sessionId))), "the /help answer lists the commands");
+  assertEqual(answers.seen.length, 0, "no permission asked for /help");
+});
+
+test("a permission prompt shows the diff and its options; Reject with a reason leaves the file", async () => {
+  const a = await api();
+  const original = "alpha = 1\nbeta = 2\n";
+  const target = writeFile("perm/reject.py", original);
+  await openEditor(target);
+  const session = await freshSession(a);
+  const answers = answerPermissions(a, () => ({ optionId: "reject", reason: "not this file" }));
+  try {
+    const result = await a.chat.sendPrompt("Edit this file");
+    assertEqual(result?.stopReason, "end_turn", "stop reason");
+  } finally {
+    answers.dispose();
+  }
+  const prompt = answers.seen[0];
+  assert(prompt, "a permission prompt arrived through acp/requestPermission");
+  assertEqual(
+    prompt.options.map((o) => [o.name, o.kind]),
+    [
+      ["Allow", "allow_once"],
+      ["Always allow", "allow_always"],
+      ["Reject", "reject_once"],
+    ],
+    "the agent's options",
+  );
+  assertEqual(diffItems(prompt.toolCall)[0]?.path, target, "the prompt carries the diff of the file");
+  assertEqual(a.permissions.list().length, 0, "no prompt left pending");
+  const s = current(a, session.sessionId);
+  assertEqual(lastToolCallOfKind(s, "edit").status, "failed", "the rejected edit's status");
+  assertEqual((await documentFor(target)).getText(), original, "the document is unchanged");
+  assertEqual(fs.readFileSync(target, "utf8"), original, "the file is unchanged");
+});
+
+test("an agent edit lands in an open editor with unsaved text: both survive, saved, undo works", async () => {
+  const a = await api();
+  const target = writeFile("edit/target.py", "first = 1\nsecond = 2\n");
+  const editor = await openEditor(target);
+  const userLine = "third = 3  # typed by the user, unsaved\n";
+  await editor.edit((b) => b.insert(new vscode.Position(2, 0), userLine));
+  assert(editor.document.isDirty, "the user's text is unsaved");
+  await freshSession(a);
+  const answers = answerPermissions(a, allow);
+  try {
+    const result = await a.chat.sendPrompt("Edit this file");
+    assertEqual(result?.stopReason, "end_turn", "stop reason");
+  } finally {
+    answers.dispose();
+  }
+  const text = editor.document.getText();
+  assert(NOTE.test(text), `the agent's note is in the editor:\n${text}`);
+  assert(text.includes(userLine), `the user's unsaved line survived:\n${text}`);
+  assert(text.startsWith("first = 1\n"), "the first line is kept");
+  assertEqual(editor.document.isDirty, false, "acp/saveDocument saved the document");
+  assertEqual(fs.readFileSync(target, "utf8"), text, "the disk matches the editor");
+  // Undo takes back the agent's edit alone.
+  await vscode.window.showTextDocument(editor.document);
+  await vscode.commands.executeCommand("undo");
+  const undone = editor.document.getText();
+  assert(!NOTE.test(undone), `undo removed the agent's note:\n${undone}`);
+  assert(undone.includes(userLine), "undo kept the user's line");
+});
+
+test("the prompt carries the active file and the selection as context", async () => {
+  const a = await api();
+  await closeAllEditors();
+  const target = writeFile("context/sel.py", "a = 1\nb = 2\nc = 3\n");
+  const editor = await openEditor(target);
+  editor.selection = new vscode.Selection(1, 0, 2, 5);
+  const session = await freshSession(a);
+  assertEqual(a.chat.context(), { file: "context/sel.py", selection: "context/sel.py:2-3" }, "the context shown under the input");
+  const result = await a.chat.sendPrompt("/explain");
+  assertEqual(result?.stopReason, "end_turn", "stop reason");
+  const user = current(a, session.sessionId).messages.find((m) => m.role === "user");
+  assert(user, "the prompt is in the timeline");
+  const blocks = user.content;
+  // The timeline joins adjacent text blocks: the typed text, then the quoted selection.
+  const text = String(blocks[0]?.text);
+  assert(text.startsWith("/explain"), `the typed text comes first: ${JSON.stringify(blocks)}`);
+  assert(
+    text.includes("Selected in context/sel.py (lines 2-3)") && text.includes("b = 2\nc = 3"),
+    `the selection is quoted: ${JSON.stringify(blocks)}`,
+  );
+  assert(
+    blocks.some((b) => b.type === "resource_link" && b.uri === vscode.Uri.file(target).toString()),
+    `the file is linked: ${JSON.stringify(blocks)}`,
+  );
+  assert(/You referenced `sel\.py`/.test(agentText(current(a, session.sessionId))), "the agent saw the file");
+});
+
+test("follow-along opens the file the agent works on at the line, and can be switched off", async () => {
+  const a = await api();
+  await closeAllEditors();
+  const target = writeFile("follow/target.py", "one = 1\ntwo = 2\nthree = 3\n");
+  const session = await freshSession(a);
+  const answers = answerPermissions(a, allow);
+  const jumps: { uri: string; line: number; shown: boolean }[] = [];
+  const sub = a.server.onDidFollow((jump) => jumps.push(jump));
+  try {
+    await a.chat.sendPrompt("Look at follow/target.py please");
+    const editor = await waitFor(
+      () => vscode.window.visibleTextEditors.find((e) => e.document.uri.fsPath === target),
+      "an editor showing the file",
+    );
+    const edit = lastToolCallOfKind(current(a, session.sessionId), "edit");
+    const line = (edit.locations[0]?.line ?? 1) - 1;
+    const uri = vscode.Uri.file(target).toString();
+    await waitFor(() => jumps.some((j) => j.uri === uri && j.line === line && j.shown), `a jump to line ${line + 1}: ${JSON.stringify(jumps)}`);
+    // The jump comes when the agent announces the edit; the inserted line may push the cursor down one.
+    const cursor = editor.selection.active.line;
+    assert(cursor === line || cursor === line + 1, `the cursor at the edit (line ${cursor + 1}, expected ${line + 1})`);
+    assert(editor.visibleRanges.some((r) => r.contains(new vscode.Position(line, 0))), "the edited line is in view");
+    assert(vscode.window.activeTextEditor?.document.uri.fsPath === target, "the followed file is the active editor");
+
+    await closeAllEditors();
+    assertEqual(await a.chat.setFollow(false), false, "follow-along switched off");
+    const other = writeFile("follow/other.py", "x = 1\n");
+    await a.chat.sendPrompt("Look at follow/other.py please");
+    await new Promise((resolve) => setTimeout(resolve, 500)); // past the follow debounce
+    assert(
+      !vscode.window.visibleTextEditors.some((e) => e.document.uri.fsPath === other),
+      "with follow-along off no editor was opened",
+    );
+    await a.chat.setFollow(true);
+  } finally {
+    sub.dispose();
+    answers.dispose();
+  }
+});
+
+test("cancel stops a slow turn at once and the session stays usable", async () => {
+  const a = await api();
+  await closeAllEditors();
+  const session = await freshSession(a);
+  const answers = answerPermissions(a, () => "leave");
+  try {
+    const turn = a.chat.sendPrompt("Go slow please");
+    await waitFor(() => agentText(current(a, session.sessionId)).length > 0, "the slow answer to start");
+    await a.chat.handle({ type: "cancel" });
+    const result = await turn;
+    assertEqual(result?.stopReason, "cancelled", "stop reason after cancel");
+    const s = current(a, session.sessionId);
+    await waitFor(() => s.status === "idle", "the session back to idle");
+    const unfinished = Object.values(s.toolCalls).filter((c) => c.status === "pending" || c.status === "in_progress");
+    assertEqual(unfinished.map((c) => c.toolCallId), [], "tool calls left unfinished");
+    assertEqual(a.permissions.list(session.sessionId).length, 0, "no permission prompt left pending");
+    const again = await a.chat.sendPrompt("/help");
+    assertEqual(again?.stopReason, "end_turn", "the next prompt's stop reason");
+  } finally {
+    answers.dispose();
+  }
+});
+
+test("the status bar shows the state, the running tool call and progress", async () => {
+  const a = await api();
+  await closeAllEditors();
+  writeFile("status/s.py", "a = 1\n");
+  const session = await freshSession(a);
+  const texts = new Set<string>();
+  const progress: string[] = [];
+  const subs = [
+    a.store.onDidChange(() => texts.add(a.statusBar.text)),
+    a.store.onDidProgress((r) => {
+      if (r.message || r.title) {
+        progress.push(r.message ?? r.title ?? "");
+      }
+    }),
+  ];
+  const answers = answerPermissions(a, allow);
+  try {
+    await a.chat.sendPrompt("Check status/s.py");
+  } finally {
+    answers.dispose();
+    subs.forEach((s) => s.dispose());
+  }
+  const all = [...texts];
+  assert(all.some((t) => t.includes("working")), `the status bar said working: ${JSON.stringify(all)}`);
+  assert(all.some((t) => t.includes("needs permission")), `… and that a permission was needed: ${JSON.stringify(all)}`);
+  assert(all.some((t) => /Read |Edit |Count the lines/.test(t)), `… and named a tool call: ${JSON.stringify(all)}`);
+  assert(progress.length > 0, "$/progress reports arrived for the turn");
+  await waitFor(() => a.statusBar.text.includes("idle"), `the status bar back to idle (${a.statusBar.text})`);
+  assert(a.statusBar.text.includes(current(a, session.sessionId).agent), "the status bar names the agent");
+});
+
+test("review: Undo restores a file, Keep keeps it, and the diff opens in the diff editor", async () => {
+  const a = await api();
+  const original = "keep = True\nvalue = 42\n";
+  const target = writeFile("review/r.py", original);
+  await openEditor(target);
+  const session = await freshSession(a);
+  const answers = answerPermissions(a, allow);
+  try {
+    await a.chat.sendPrompt("Edit this file");
+    const edit = lastToolCallOfKind(current(a, session.sessionId), "edit");
+    assert(NOTE.test((await documentFor(target)).getText()), "the edit landed");
+
+    await a.chat.handle({ type: "openDiff", toolCallId: edit.toolCallId, index: 0 });
+    await waitFor(() => {
+      const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+      return input instanceof vscode.TabInputTextDiff && input.original.scheme === "acp-lsp-diff";
+    }, "a diff editor showing the agent's change");
+
+    const undo = await a.chat.review("reject", edit.toolCallId);
+    assert(undo.applied, `reject applied: ${JSON.stringify(undo)}`);
+    await waitFor(async () => (await documentFor(target)).getText() === original, "the document restored");
+    await waitFor(() => reviewState(current(a, session.sessionId).toolCalls[edit.toolCallId] as protocol.ToolCallState) !== "pending", "the tool call marked reviewed");
+
+    await openEditor(target);
+    await a.chat.sendPrompt("Edit this file");
+    const keep = await a.chat.review("accept");
+    assert(keep.applied, `accept applied: ${JSON.stringify(keep)}`);
+    assert(NOTE.test((await documentFor(target)).getText()), "the kept edit stays");
+
+    // One file of a tool call.
+    const before = (await documentFor(target)).getText();
+    await openEditor(target);
+    await a.chat.sendPrompt("Edit this file");
+    const third = lastToolCallOfKind(current(a, session.sessionId), "edit");
+    assert((await documentFor(target)).getText() !== before, "the third edit landed");
+    await a.chat.handle({ type: "review", action: "reject", toolCallId: third.toolCallId, path: target });
+    await waitFor(async () => (await documentFor(target)).getText() === before, "the file's change undone");
+  } finally {
+    answers.dispose();
+  }
+});
+
+test("sessions are listed and a live one loads into the chat", async () => {
+  const a = await api();
+  const session = await freshSession(a);
+  await a.chat.sendPrompt("/help");
+  const listed = await a.store.listSessions();
+  const info = listed.find((s) => s.sessionId === session.sessionId);
+  assert(info, `the session is listed: ${JSON.stringify(listed)}`);
+  await freshSession(a);
+  await a.chat.handle({ type: "loadSession", agent: info.agent, sessionId: info.sessionId, live: info.live });
+  assertEqual(a.store.activeId, session.sessionId, "the loaded session is active");
+  assert(/\/explain/.test(agentText(current(a, session.sessionId))), "its history is shown");
+});
+
+test("after a server restart the old session is closed and the next prompt starts a new one", async () => {
+  const a = await api();
+  const old = await freshSession(a);
+  const before = await a.server.ready();
+  await vscode.commands.executeCommand("acpLsp.restartServer");
+  const after = await a.server.ready();
+  assert(after !== before, "a new language client runs");
+  await waitFor(() => current(a, old.sessionId).status === "closed", "the old session marked closed");
+  const result = await a.chat.sendPrompt("/help");
+  assertEqual(result?.stopReason, "end_turn", "the prompt after the restart");
+  assert(a.store.activeId !== old.sessionId, "the prompt went to a new session");
+  assert(a.statusBar.text.includes("idle"), `the status bar shows the new session: ${a.statusBar.text}`);
+});

@@ -1,0 +1,393 @@
+// The chat view's script (runs in the webview, a browser context). It keeps its own copy of
+// the session through the same reducer as the extension host, renders with ./render and
+// patches only the entries that changed, once per animation frame.
+
+import type { HostToWebview, PendingPermission, PromptContext, WebviewToHost } from "../model/messages";
+import { applySessionUpdate, applyStatus, applyTerminalOutput, type ChatSession } from "../model/sessionModel";
+import { isBusy, unreviewedChanges } from "../model/queries";
+import type { AgentSummary, SessionInfo } from "../model/types";
+import { CommandCompletion } from "./composerCompletion";
+import {
+  renderAgentOptions,
+  renderConfigOption,
+  renderContextLine,
+  renderEntry,
+  renderModeOptions,
+  renderPermission,
+  renderPlan,
+  renderSessionRows,
+  renderStatusLine,
+  renderTurnReview,
+  renderUsage,
+  timelineKeys,
+  toolCallsShowingTerminal,
+  type RenderContext,
+} from "./render";
+import { TimelineView } from "./timelineView";
+
+interface VsCodeApi {
+  postMessage(message: WebviewToHost): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscode = acquireVsCodeApi();
+
+function $(id: string): HTMLElement {
+  const el = document.getElementById(id);
+  if (!el) {
+    throw new Error(`missing #${id}`);
+  }
+  return el;
+}
+
+const ui = {
+  agent: $("agent") as HTMLSelectElement,
+  mode: $("mode") as HTMLSelectElement,
+  config: $("config"),
+  follow: $("follow") as HTMLButtonElement,
+  title: $("title"),
+  sessions: $("sessions"),
+  plan: $("plan"),
+  timeline: $("timeline"),
+  empty: $("empty"),
+  turnReview: $("turn-review"),
+  permissions: $("permissions"),
+  statusline: $("statusline"),
+  usage: $("usage"),
+  completions: $("completions"),
+  context: $("context"),
+  input: $("input") as HTMLTextAreaElement,
+  send: $("send") as HTMLButtonElement,
+  cancel: $("cancel") as HTMLButtonElement,
+  error: $("error"),
+};
+
+let session: ChatSession | null = null;
+let agents: AgentSummary[] = [];
+let defaultAgent: string | null = null;
+let sessionList: SessionInfo[] = [];
+let context: PromptContext = {};
+let includeContext = true;
+let follow = true;
+const permissions = new Map<string, PendingPermission>();
+
+const renderCtx: RenderContext = {
+  get cwd() {
+    return session?.cwd ?? "";
+  },
+  get terminals() {
+    return session?.terminals ?? {};
+  },
+  permissionFor(toolCallId: string) {
+    for (const permission of permissions.values()) {
+      if (permission.toolCall.toolCallId === toolCallId && permission.sessionId === session?.sessionId) {
+        return permission;
+      }
+    }
+    return undefined;
+  },
+};
+
+const timeline = new TimelineView(ui.timeline, (key) => (session ? renderEntry(session, key, renderCtx) : ""));
+const completion = new CommandCompletion(ui.input, ui.completions, () => session?.commands ?? []);
+
+// -- rendering ----------------------------------------------------------------------------------
+
+const dirty = new Set<string>();
+let frame = 0;
+
+function invalidate(keys: Iterable<string>): void {
+  for (const key of keys) {
+    dirty.add(key);
+  }
+  if (frame === 0) {
+    frame = requestAnimationFrame(flush);
+  }
+}
+
+function nearBottom(): boolean {
+  const el = document.scrollingElement ?? document.documentElement;
+  return el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+}
+
+function flush(): void {
+  frame = 0;
+  const stick = nearBottom();
+  const keys = new Set(dirty);
+  dirty.clear();
+  if (keys.has("all")) {
+    timeline.rebuild(session ? timelineKeys(session) : []);
+    for (const section of ["status", "plan", "modes", "config", "usage", "title", "permissions", "context", "follow", "agents"]) {
+      keys.add(section);
+    }
+  } else if (keys.has("timeline") && session) {
+    timeline.append(timelineKeys(session));
+  }
+  for (const key of keys) {
+    if (key.startsWith("m:") || key.startsWith("t:")) {
+      timeline.replace(key);
+    }
+  }
+  if (keys.has("status") || keys.has("permissions")) {
+    renderStatus();
+  }
+  if (keys.has("plan")) {
+    ui.plan.innerHTML = renderPlan(session?.plan ?? null);
+  }
+  if (keys.has("usage")) {
+    ui.usage.innerHTML = renderUsage(session?.usage ?? null);
+  }
+  if (keys.has("modes")) {
+    ui.mode.innerHTML = renderModeOptions(session?.modes ?? null);
+    ui.mode.hidden = ui.mode.options.length === 0;
+  }
+  if (keys.has("config")) {
+    ui.config.innerHTML = (session?.configOptions ?? []).map(renderConfigOption).join("");
+  }
+  if (keys.has("title")) {
+    ui.title.textContent = session ? (session.title ?? "") : "";
+    ui.title.hidden = !session?.title;
+  }
+  if (keys.has("permissions")) {
+    ui.permissions.innerHTML = [...permissions.values()]
+      .map((p) => renderPermission(p, session?.cwd ?? ""))
+      .join("");
+  }
+  if (keys.has("context")) {
+    renderContext();
+  }
+  if (keys.has("follow")) {
+    ui.follow.setAttribute("aria-pressed", String(follow));
+    ui.follow.classList.toggle("on", follow);
+  }
+  if (keys.has("agents")) {
+    renderAgents();
+  }
+  if ([...keys].some((k) => k.startsWith("t:") || k === "status" || k === "timeline" || k === "all")) {
+    ui.turnReview.innerHTML = session && !isBusy(session.status) ? renderTurnReview(unreviewedChanges(session)) : "";
+  }
+  ui.empty.hidden = session !== null && session.timeline.length > 0;
+  if (stick) {
+    window.scrollTo(0, document.body.scrollHeight);
+  }
+}
+
+
+function renderStatus(): void {
+  ui.statusline.innerHTML = renderStatusLine(session);
+  const busy = session !== null && isBusy(session.status);
+  ui.cancel.hidden = !busy;
+  ui.send.hidden = busy;
+  ui.error.hidden = true;
+}
+
+function renderAgents(): void {
+  ui.agent.innerHTML = renderAgentOptions(agents, ui.agent.value || session?.agent || defaultAgent || "");
+}
+
+function renderContext(): void {
+  ui.context.innerHTML = renderContextLine(context, includeContext);
+  ui.context.hidden = ui.context.innerHTML === "";
+}
+
+function renderSessionList(): void {
+  ui.sessions.innerHTML = renderSessionRows(sessionList);
+}
+
+// -- actions ----------------------------------------------------------------------------------
+
+function post(message: WebviewToHost): void {
+  vscode.postMessage(message);
+}
+
+function sendPrompt(): void {
+  const text = ui.input.value.trim();
+  if (text === "" || (session !== null && isBusy(session.status))) {
+    return;
+  }
+  post({ type: "prompt", text, includeContext });
+  ui.input.value = "";
+  completion.update();
+}
+
+ui.input.addEventListener("keydown", (event) => {
+  if (completion.onKey(event)) {
+    return;
+  }
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    sendPrompt();
+  } else if (event.key === "Escape" && session !== null && isBusy(session.status)) {
+    post({ type: "cancel" });
+  }
+});
+
+ui.send.addEventListener("click", sendPrompt);
+ui.cancel.addEventListener("click", () => post({ type: "cancel" }));
+$("new").addEventListener("click", () => post({ type: "newSession", agent: ui.agent.value || undefined }));
+$("history").addEventListener("click", () => {
+  ui.sessions.hidden = !ui.sessions.hidden;
+  if (!ui.sessions.hidden) {
+    ui.sessions.innerHTML = `<div class="muted">Loading…</div>`;
+    post({ type: "listSessions" });
+  }
+});
+ui.follow.addEventListener("click", () => post({ type: "setFollow", enabled: !follow }));
+ui.agent.addEventListener("change", () => post({ type: "selectAgent", agent: ui.agent.value }));
+ui.mode.addEventListener("change", () => post({ type: "setMode", modeId: ui.mode.value }));
+ui.config.addEventListener("change", (event) => {
+  const target = event.target as HTMLInputElement | HTMLSelectElement;
+  const configId = target.dataset.config;
+  if (configId) {
+    const value = target instanceof HTMLInputElement && target.type === "checkbox" ? target.checked : target.value;
+    post({ type: "setConfigOption", configId, value });
+  }
+});
+ui.context.addEventListener("change", (event) => {
+  const target = event.target as HTMLInputElement;
+  if (target.id === "include-context") {
+    includeContext = target.checked;
+    post({ type: "includeContext", enabled: includeContext });
+  }
+});
+
+document.addEventListener("click", (event) => {
+  const target = event.target as HTMLElement;
+  const link = target.closest<HTMLElement>("a[data-link]");
+  if (link) {
+    event.preventDefault();
+    post({ type: "openLocation", path: link.dataset.link ?? "" });
+    return;
+  }
+  const el = target.closest<HTMLElement>("[data-action]");
+  if (!el) {
+    return;
+  }
+  const data = el.dataset;
+  switch (data.action) {
+    case "openDiff":
+      post({ type: "openDiff", toolCallId: data.tool ?? "", index: Number(data.index ?? 0) });
+      break;
+    case "review":
+      post({
+        type: "review",
+        action: data.review === "reject" ? "reject" : "accept",
+        toolCallId: data.tool,
+        path: data.path,
+      });
+      break;
+    case "permission": {
+      const request = data.request ?? "";
+      const reasonInput = ui.permissions.querySelector<HTMLInputElement>(`input.reason[data-request="${CSS.escape(request)}"]`);
+      const reason = data.kind?.startsWith("reject") ? reasonInput?.value.trim() : undefined;
+      el.closest(".permission")?.classList.add("answered");
+      post({ type: "permission", requestId: request, optionId: data.option ?? null, reason: reason || undefined });
+      break;
+    }
+    case "openLocation":
+      post({ type: "openLocation", path: data.path ?? "", line: data.line !== undefined ? Number(data.line) : null });
+      event.preventDefault();
+      break;
+    case "complete":
+      completion.complete(data.command ?? "");
+      break;
+    case "loadSession":
+      ui.sessions.hidden = true;
+      post({ type: "loadSession", agent: data.agent ?? "", sessionId: data.session ?? "", live: data.live === "true" });
+      break;
+  }
+});
+
+// -- messages from the host -----------------------------------------------------------------
+
+function setSession(next: ChatSession | null): void {
+  session = next;
+  timeline.reset();
+  completion.update();
+  invalidate(["all"]);
+}
+
+window.addEventListener("message", (event: MessageEvent<HostToWebview>) => {
+  const message = event.data;
+  switch (message.type) {
+    case "init":
+      agents = message.agents;
+      defaultAgent = message.defaultAgent;
+      sessionList = message.sessions;
+      context = message.context;
+      includeContext = message.includeContext;
+      follow = message.follow;
+      permissions.clear();
+      for (const p of message.permissions) {
+        permissions.set(p.requestId, p);
+      }
+      setSession(message.session);
+      break;
+    case "session":
+      follow = message.follow;
+      setSession(message.session);
+      break;
+    case "update":
+      if (session && session.sessionId === message.params.sessionId) {
+        const changed = applySessionUpdate(session, message.params);
+        if (changed) {
+          if (changed.has("commands")) {
+            completion.update();
+          }
+          invalidate(changed);
+        }
+      }
+      break;
+    case "status":
+      if (session && session.sessionId === message.params.sessionId) {
+        invalidate(applyStatus(session, message.params));
+      }
+      break;
+    case "terminal":
+      if (session && session.sessionId === message.params.sessionId) {
+        applyTerminalOutput(session, message.params);
+        invalidate(toolCallsShowingTerminal(session, message.params.terminalId).map((id) => `t:${id}`));
+      }
+      break;
+    case "agents":
+      agents = message.agents;
+      defaultAgent = message.defaultAgent;
+      invalidate(["agents"]);
+      break;
+    case "sessions":
+      sessionList = message.sessions;
+      renderSessionList();
+      break;
+    case "permission":
+      permissions.set(message.permission.requestId, message.permission);
+      invalidate(["permissions", `t:${message.permission.toolCall.toolCallId}`]);
+      break;
+    case "permissionDone": {
+      const done = permissions.get(message.requestId);
+      permissions.delete(message.requestId);
+      invalidate(done ? ["permissions", `t:${done.toolCall.toolCallId}`] : ["permissions"]);
+      break;
+    }
+    case "context":
+      context = message.context;
+      invalidate(["context"]);
+      break;
+    case "follow":
+      follow = message.enabled;
+      invalidate(["follow"]);
+      break;
+    case "error":
+      ui.error.hidden = false;
+      ui.error.textContent = message.message;
+      break;
+    case "focusInput":
+      if (message.text !== undefined) {
+        ui.input.value = message.text;
+        completion.update();
+      }
+      ui.input.focus();
+      break;
+  }
+});
+
+post({ type: "ready" });

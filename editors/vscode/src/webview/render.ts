@@ -1,0 +1,242 @@
+// The chat view's rendering logic: session state in, HTML strings out. Pure (no DOM), so it is
+// unit-tested under Node. Every piece of agent text goes through escapeHtml or the Markdown
+// renderer. Interactive elements carry `data-action` attributes; the webview's script
+// delegates clicks on them to the extension host. Tool calls and permission prompts render
+// in ./renderTools.
+
+import type { ChatSession } from "../model/sessionModel";
+import type { PromptContext } from "../model/messages";
+import type {
+  AgentSummary,
+  AvailableCommand,
+  ConfigOption,
+  Message,
+  ModesState,
+  PlanEntry,
+  SessionInfo,
+  ToolCallState,
+  Usage,
+} from "../model/types";
+import { diffItems, isBusy } from "../model/queries";
+import { attr, icon, renderContentBlock, type RenderContext } from "./html";
+import { escapeHtml } from "./markdown";
+import { renderToolCall } from "./renderTools";
+
+export { attr, displayPath, icon, renderContentBlock, type RenderContext } from "./html";
+export { kindIcon, renderDiffLines, renderPermission, renderToolCall, statusLabel } from "./renderTools";
+
+const SESSION_STATUS_LABELS: Record<string, string> = {
+  idle: "Idle",
+  running: "Working…",
+  awaiting_permission: "Waiting for your permission",
+  cancelling: "Cancelling…",
+  failed: "Agent unavailable",
+  closed: "Closed",
+};
+
+export function sessionStatusLabel(status: string): string {
+  return SESSION_STATUS_LABELS[status] ?? status;
+}
+
+// -- messages ---------------------------------------------------------------------------------
+
+export function renderMessage(message: Message, index: number): string {
+  const body = message.content.map(renderContentBlock).join("");
+  const key = `m:${index}`;
+  if (message.role === "thought") {
+    // Collapsed by default: thoughts are there to look into, not to read along.
+    return (
+      `<details class="entry thought" data-key="${key}"><summary>${icon("lightbulb")} Thinking</summary>` +
+      `<div class="thought-body">${body}</div></details>`
+    );
+  }
+  const role = message.role === "user" ? "user" : message.role === "agent" ? "agent" : "other";
+  const who = role === "user" ? "You" : role === "agent" ? "Agent" : escapeHtml(message.role);
+  return (
+    `<div class="entry message ${role}" data-key="${key}">` +
+    `<div class="who">${who}</div><div class="body">${body}</div></div>`
+  );
+}
+
+// -- plan, usage, header ----------------------------------------------------------------------
+
+const PLAN_ICONS: Record<string, string> = {
+  pending: "circle-outline",
+  in_progress: "arrow-circle-right",
+  completed: "pass-filled",
+};
+
+export function renderPlan(entries: PlanEntry[] | null): string {
+  if (!entries || entries.length === 0) {
+    return "";
+  }
+  const done = entries.filter((e) => e.status === "completed").length;
+  const items = entries
+    .map((entry) => {
+      const status = typeof entry.status === "string" ? entry.status : "pending";
+      const priority = typeof entry.priority === "string" ? ` prio-${attr(entry.priority)}` : "";
+      return `<li class="plan-${attr(status)}${priority}">${icon(PLAN_ICONS[status] ?? "circle-outline")} ${escapeHtml(String(entry.content ?? ""))}</li>`;
+    })
+    .join("");
+  return `<details class="plan" open><summary>${icon("checklist")} Plan <span class="muted">${done}/${entries.length}</span></summary><ul>${items}</ul></details>`;
+}
+
+export function formatTokens(n: number): string {
+  if (n >= 1_000_000) {
+    return `${(n / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`;
+  }
+  if (n >= 1000) {
+    return `${(n / 1000).toFixed(1).replace(/\.0$/, "")}k`;
+  }
+  return String(n);
+}
+
+export function renderUsage(usage: Usage | null): string {
+  if (!usage || typeof usage.used !== "number") {
+    return "";
+  }
+  const parts = [`${formatTokens(usage.used)}`];
+  let percent = "";
+  if (typeof usage.size === "number" && usage.size > 0) {
+    parts[0] += ` / ${formatTokens(usage.size)} tokens`;
+    const pct = Math.min(100, Math.round((usage.used / usage.size) * 100));
+    // A <progress> element: the webview's CSP allows no inline style attributes.
+    percent = `<progress class="meter" max="100" value="${pct}"></progress> ${pct}%`;
+  } else {
+    parts[0] += " tokens";
+  }
+  if (usage.cost && typeof usage.cost.amount === "number") {
+    parts.push(`${usage.cost.amount.toFixed(2)} ${escapeHtml(String(usage.cost.currency ?? ""))}`);
+  }
+  return `<div class="usage" title="Context window usage">${icon("dashboard")} ${parts.join(" · ")} ${percent}</div>`;
+}
+
+export function renderModeOptions(modes: ModesState | null): string {
+  if (!modes || modes.availableModes.length === 0) {
+    return "";
+  }
+  return modes.availableModes
+    .map(
+      (mode) =>
+        `<option value="${attr(mode.id)}"${mode.id === modes.currentModeId ? " selected" : ""}${mode.description ? ` title="${attr(mode.description)}"` : ""}>${escapeHtml(mode.name)}</option>`,
+    )
+    .join("");
+}
+
+export function renderConfigOption(option: ConfigOption): string {
+  const id = attr(option.id);
+  if (option.type === "boolean" || typeof option.currentValue === "boolean") {
+    return `<label class="cfg" title="${attr(option.description ?? option.name)}"><input type="checkbox" data-config="${id}"${option.currentValue ? " checked" : ""}> ${escapeHtml(option.name)}</label>`;
+  }
+  const values = (option.options ?? [])
+    .map((v) => `<option value="${attr(v.value)}"${v.value === option.currentValue ? " selected" : ""}>${escapeHtml(v.name)}</option>`)
+    .join("");
+  return `<label class="cfg" title="${attr(option.description ?? option.name)}">${escapeHtml(option.name)} <select data-config="${id}">${values}</select></label>`;
+}
+
+export function renderStatusLine(session: ChatSession | null): string {
+  if (!session) {
+    return `<span class="muted">No session</span>`;
+  }
+  const busy = isBusy(session.status);
+  const spin = busy ? icon("loading codicon-modifier-spin") : session.status === "failed" ? icon("error") : icon("circle-filled");
+  let detail = "";
+  if (session.status === "idle" && session.stopReason && session.stopReason !== "end_turn") {
+    detail = ` <span class="muted">(${escapeHtml(session.stopReason.replace(/_/g, " "))})</span>`;
+  }
+  if (session.error) {
+    const message = typeof session.error.message === "string" ? session.error.message : "error";
+    detail += ` <span class="error-text">${escapeHtml(message)}</span>`;
+  }
+  return `<span class="status status-${attr(session.status)}">${spin} ${escapeHtml(sessionStatusLabel(session.status))}</span>${detail}`;
+}
+
+export function renderCommandList(commands: AvailableCommand[], selected: number): string {
+  return commands
+    .map(
+      (command, index) =>
+        `<div class="completion${index === selected ? " selected" : ""}" data-action="complete" data-command="${attr(command.name)}"><span class="cmd">/${escapeHtml(command.name)}</span>` +
+        (command.input?.hint ? ` <span class="hint">${escapeHtml(command.input.hint)}</span>` : "") +
+        (command.description ? `<span class="desc">${escapeHtml(command.description)}</span>` : "") +
+        `</div>`,
+    )
+    .join("");
+}
+
+/** The review bar for the whole last turn, shown while any of its changes awaits review. */
+export function renderTurnReview(pending: ToolCallState[]): string {
+  if (pending.length === 0) {
+    return "";
+  }
+  const files = new Set(pending.flatMap((call) => diffItems(call).map((d) => d.path)));
+  return (
+    `<div class="turn-review">${icon("git-compare")} <span>${files.size} file${files.size === 1 ? "" : "s"} changed in the last turn</span><span class="spacer"></span>` +
+    `<button data-action="review" data-review="accept">${icon("check-all")} Keep all</button>` +
+    `<button class="secondary" data-action="review" data-review="reject">${icon("discard")} Undo all</button></div>`
+  );
+}
+
+/** One timeline entry's HTML, or "" for an entry the session does not hold. */
+export function renderEntry(session: ChatSession, key: string, ctx: RenderContext): string {
+  if (key.startsWith("m:")) {
+    const index = Number(key.slice(2));
+    const message = session.messages[index];
+    return message ? renderMessage(message, index) : "";
+  }
+  if (key.startsWith("t:")) {
+    const call = session.toolCalls[key.slice(2)];
+    return call ? renderToolCall(call, ctx) : "";
+  }
+  return "";
+}
+
+/** Keys of the timeline, in order: `m:<index>` or `t:<toolCallId>`. */
+export function timelineKeys(session: ChatSession): string[] {
+  return session.timeline.map((entry) => ("message" in entry ? `m:${entry.message}` : `t:${entry.toolCall}`));
+}
+
+/** Which tool calls show a terminal: for re-rendering them when its output grows. */
+export function toolCallsShowingTerminal(session: ChatSession, terminalId: string): string[] {
+  return Object.values(session.toolCalls)
+    .filter((call) => call.content.some((item) => item.type === "terminal" && item.terminalId === terminalId))
+    .map((call) => call.toolCallId);
+}
+
+// -- toolbar, context line, session list ------------------------------------------------------
+
+export function renderAgentOptions(agents: AgentSummary[], selected: string): string {
+  return agents
+    .map(
+      (a) =>
+        `<option value="${attr(a.name)}"${a.name === selected ? " selected" : ""}${a.error ? ` title="${attr(a.error)}"` : ""}>${escapeHtml(a.title || a.name)}</option>`,
+    )
+    .join("");
+}
+
+/** The line under the input naming what the prompt will carry ("" when nothing). */
+export function renderContextLine(context: PromptContext, include: boolean): string {
+  const label = context.selection ?? context.file;
+  if (!label) {
+    return "";
+  }
+  return (
+    `<label title="Attach to the prompt"><input type="checkbox" id="include-context"${include ? " checked" : ""}> ` +
+    `${icon(context.selection ? "selection" : "file")} ${escapeHtml(label)}</label>`
+  );
+}
+
+export function renderSessionRows(sessions: SessionInfo[]): string {
+  if (sessions.length === 0) {
+    return `<div class="muted">No sessions yet.</div>`;
+  }
+  return sessions
+    .map((s) => {
+      const when = s.updatedAt ? ` · ${escapeHtml(s.updatedAt.replace("T", " ").replace(/:\d\dZ?$/, ""))}` : "";
+      return (
+        `<div class="session-row" data-action="loadSession" data-agent="${attr(s.agent)}" data-session="${attr(s.sessionId)}" data-live="${s.live}">` +
+        `${icon(s.live ? "comment-discussion" : "history")}<div class="session-text"><div class="session-title">${escapeHtml(s.title || s.sessionId)}</div>` +
+        `<div class="muted">${escapeHtml(s.agent)}${s.live ? " · open" : ""}${when}</div></div></div>`
+      );
+    })
+    .join("");
+}

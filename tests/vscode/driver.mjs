@@ -1,0 +1,292 @@
+// Drives a running code-server with Debian's Chromium through playwright-core
+// (reference/real-editor-testing.md §2.4, §2.5). Two modes:
+//
+//   node driver.mjs harness   runs the extension's e2e suite in VS Code's own extension-test
+//                             harness (smoke-test-driver `payload` URL); exit code = verdict
+//   node driver.mjs ui        uses the chat view like a person: types, clicks, reads the DOM,
+//                             saves screenshots; prints one JSON line per check
+//
+// Configuration comes from the environment (set by tests/vscode/test_vscode.py):
+//   ACP_LSP_VSCODE_TOOLS   .cache/vscode (where playwright-core is installed)
+//   CODE_SERVER_URL        http://127.0.0.1:PORT
+//   ACP_LSP_WORKSPACE      the folder code-server opens
+//   ACP_LSP_EXTENSION_DIR  editors/vscode (harness mode)
+//   ACP_LSP_ARTIFACTS      where screenshots go (ui mode)
+//   CHROMIUM               the browser (default /usr/bin/chromium)
+
+import { createRequire } from "node:module";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+const require = createRequire(join(process.env.ACP_LSP_VSCODE_TOOLS, "package.json"));
+const { chromium } = require("playwright-core");
+
+const base = process.env.CODE_SERVER_URL;
+const workspace = process.env.ACP_LSP_WORKSPACE;
+const mode = process.argv[2];
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+  ],
+});
+
+function log(message) {
+  process.stderr.write(`[driver ${mode}] ${message}\n`);
+}
+
+async function harness() {
+  const extensionDir = process.env.ACP_LSP_EXTENSION_DIR;
+  const auth = new URL(base).host;
+  const payload = JSON.stringify([
+    ["extensionDevelopmentPath", `vscode-remote://${auth}${extensionDir}`],
+    ["extensionTestsPath", `vscode-remote://${auth}${extensionDir}/out/test/index.js`],
+  ]);
+  const page = await browser.newPage();
+  const timeoutMs = Number(process.env.ACP_LSP_HARNESS_TIMEOUT_MS || 180_000);
+  const code = await new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      log(`no result after ${timeoutMs} ms`);
+      resolve(124);
+    }, timeoutMs);
+    page
+      .exposeFunction("codeAutomationExit", (exitCode) => {
+        clearTimeout(timer);
+        resolve(exitCode);
+      })
+      .then(() =>
+        page.goto(`${base}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`),
+      )
+      .catch((error) => {
+        log(`navigation failed: ${error}`);
+        clearTimeout(timer);
+        resolve(125);
+      });
+  });
+  return code;
+}
+
+// -- UI checks -------------------------------------------------------------------------------
+
+const checks = [];
+function check(name, ok, detail = "") {
+  checks.push({ name, ok: Boolean(ok), detail: String(detail).slice(0, 2000) });
+  process.stdout.write(`${JSON.stringify({ name, ok: Boolean(ok), detail: String(detail).slice(0, 2000) })}\n`);
+}
+
+async function poll(fn, what, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    try {
+      const value = await fn();
+      if (value) {
+        return value;
+      }
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function chatFrame(page) {
+  return poll(async () => {
+    for (const frame of page.frames()) {
+      if (await frame.$("#input").catch(() => null)) {
+        return frame;
+      }
+    }
+    return null;
+  }, "the chat webview");
+}
+
+// Type into the quick input (Ctrl+P, or F1 for commands) and accept the row matching `row`.
+// Retried: right after start-up the workbench may drop the first keys or not list files yet.
+async function quickPick(page, key, text, row) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.keyboard.press("Escape");
+      await page.keyboard.press(key);
+      const input = page.locator(".quick-input-widget .quick-input-box input");
+      await input.waitFor({ state: "visible", timeout: 5_000 });
+      await input.fill(key === "F1" ? `>${text}` : text);
+      await page.locator(`.quick-input-list .monaco-list-row${row}`).first().waitFor({ state: "visible", timeout: 5_000 });
+      await page.keyboard.press("Enter");
+      return;
+    } catch (error) {
+      if (attempt >= 4) {
+        throw error;
+      }
+      log(`quick input "${text}" not ready (attempt ${attempt}), retrying`);
+    }
+  }
+}
+
+async function runCommand(page, title) {
+  await quickPick(page, "F1", title, `[aria-label*="${title}"]`);
+}
+
+async function editorText(page) {
+  // Monaco renders spaces as no-break spaces.
+  const text = await page.locator(".editor-instance .monaco-editor .view-lines").first().innerText();
+  return text.replace(/\u00a0/g, " ");
+}
+
+let uiPage;
+const artifacts = process.env.ACP_LSP_ARTIFACTS;
+
+async function shot(page, name) {
+  const path = join(artifacts, name);
+  await page.screenshot({ path });
+  log(`screenshot ${path}`);
+}
+
+async function ui() {
+  mkdirSync(artifacts, { recursive: true });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  uiPage = page;
+  // Errors of the chat webview: CSP violations and exceptions thrown by its script.
+  const webviewErrors = [];
+  page.on("console", (msg) => {
+    const where = msg.location()?.url ?? "";
+    if (msg.type() === "error" && (/Content Security Policy/.test(msg.text()) || where.includes("webview.js"))) {
+      webviewErrors.push(`${msg.text()} (${where})`);
+    }
+  });
+  await page.goto(`${base}/?folder=${encodeURIComponent(workspace)}`);
+  await page.waitForSelector(".monaco-workbench", { timeout: 60_000 });
+  log("workbench ready");
+
+  // Open the file the demo agent will edit, so the edit lands in a visible editor.
+  await quickPick(page, "Control+P", "app.py", '[aria-label*="app.py"]');
+  await poll(async () => (await editorText(page)).includes("def greet"), "src/app.py in an editor");
+
+  await runCommand(page, "ACP: Open Chat");
+  const chat = await chatFrame(page);
+  // A wider side bar, as a person would drag it, for readable screenshots.
+  const box = await page.locator(".part.sidebar").boundingBox().catch(() => null);
+  if (box) {
+    const y = box.y + box.height / 2;
+    await page.mouse.move(box.x + box.width + 1, y);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width + 260, y, { steps: 5 });
+    await page.mouse.up();
+  }
+  await poll(async () => (await chat.locator("#agent option").count()) > 0, "the agent picker filled");
+  check("the chat view opens with the agent picker filled", true, await chat.locator("#agent").innerText());
+  check(
+    "the chat shows the active file as context",
+    (await chat.locator("#context").innerText()).includes("app.py"),
+    await chat.locator("#context").innerText(),
+  );
+
+  // Slash-command completion (commands arrive with the session, created on the first prompt:
+  // start one through the "new session" button).
+  await chat.locator("#new").click();
+  await poll(async () => (await chat.locator("#mode option").count()) > 0, "the mode picker filled");
+  check("the mode picker lists the agent's modes", true, await chat.locator("#mode").innerText());
+  await chat.locator("#input").click();
+  await chat.locator("#input").type("/ex");
+  await poll(async () => chat.locator("#completions").isVisible(), "the completion list");
+  const completions = await chat.locator("#completions").innerText();
+  check("typing / offers the agent's slash commands", completions.includes("/explain"), completions);
+  await shot(page, "chat-slash-completion.png");
+  await chat.locator("#input").press("Tab");
+  check("Tab completes the command", (await chat.locator("#input").inputValue()) === "/explain ", await chat.locator("#input").inputValue());
+  await chat.locator("#input").fill("");
+
+  // A full turn: stream, permission prompt, edit, terminal, usage.
+  await chat.locator("#input").type("Please review this file");
+  await chat.locator("#input").press("Enter");
+  await poll(async () => chat.locator(".permission").isVisible(), "the permission prompt", 30_000);
+  const buttons = await chat.locator(".permission button").allInnerTexts();
+  check("the permission prompt offers the agent's options as buttons", buttons.join("|") === "Allow|Always allow|Reject", buttons.join("|"));
+  check("the permission prompt shows the diff", (await chat.locator(".permission .dl.add").count()) > 0);
+  const streamed = await chat.locator(".message.agent").first().innerText();
+  check("the answer streamed in before the turn ended", streamed.length > 0, streamed);
+  await shot(page, "chat-permission.png");
+  await chat.locator('.permission button[data-option="allow"]').click();
+  await poll(async () => (await chat.locator("#statusline").innerText()).includes("Idle"), "the turn to end", 30_000);
+  const agentText = await chat.locator(".message.agent").allInnerTexts();
+  check("the agent's answer is shown", agentText.join("\n").includes("I added a review note"), agentText.join("\n"));
+  check("the thought is collapsed", (await chat.locator("details.thought[open]").count()) === 0 && (await chat.locator("details.thought").count()) > 0);
+  const tools = await chat.locator("details.tool .tool-title").allInnerTexts();
+  check("tool calls are shown with titles", tools.some((t) => t.startsWith("Read")) && tools.some((t) => t.startsWith("Edit")), tools.join("|"));
+  check("completed tool calls carry their status", (await chat.locator("details.tool.status-completed").count()) >= 3);
+  check("the read tool call shows its location", (await chat.locator(".loc").count()) > 0);
+  const terminal = await poll(async () => {
+    const text = await chat.locator(".term-output").first().innerText();
+    return text.includes("app.py") ? text : null;
+  }, "the terminal output", 5_000).catch(async () => `missing: ${await chat.locator(".terminal").first().innerHTML()}`);
+  check("the terminal output is shown", terminal.includes("src/app.py"), terminal);
+  check("the plan is shown and complete", (await chat.locator(".plan li.plan-completed").count()) >= 3);
+  check("usage is shown", (await chat.locator(".usage").innerText()).includes("tokens"), await chat.locator(".usage").innerText());
+  await poll(async () => (await editorText(page)).includes("acp-lsp demo: reviewed"), "the edit in the open editor");
+  check("the edit landed in the open editor", true);
+  const statusbar = await page.locator(".statusbar").innerText();
+  check("the status bar shows the session's state", /idle/.test(statusbar), statusbar.replace(/\s+/g, " "));
+  await shot(page, "chat-after-turn.png");
+
+  // Review: Undo the edit from the tool call's review bar.
+  await chat.locator('.review-bar button[data-review="reject"]').first().click();
+  await poll(async () => (await chat.locator(".review-bar.done").count()) > 0, "the review done");
+  await poll(async () => !(await editorText(page)).includes("acp-lsp demo: reviewed"), "the edit undone in the editor");
+  check("Undo on a tool call restores the file", true);
+
+  // Cancel a slow turn from the Stop button.
+  await chat.locator("#input").type("Take it slow");
+  await chat.locator("#input").press("Enter");
+  await poll(async () => chat.locator("#cancel").isVisible(), "the Stop button");
+  await poll(async () => (await chat.locator(".message.agent").count()) >= 2 || chat.locator(".permission").isVisible(), "the slow turn to stream");
+  await chat.locator("#cancel").click();
+  await poll(async () => (await chat.locator("#statusline").innerText()).includes("cancelled"), "the turn cancelled", 20_000);
+  check("Stop cancels the turn", true, await chat.locator("#statusline").innerText());
+  await shot(page, "chat-cancelled.png");
+
+  // Session list: start a new session, then load the first one back from the list.
+  await chat.locator("#new").click();
+  await poll(async () => (await chat.locator("#timeline .entry").count()) === 0, "an empty new session");
+  await chat.locator("#history").click();
+  await poll(async () => (await chat.locator(".session-row").count()) >= 2, "the session list");
+  const rows = await chat.locator(".session-row").allInnerTexts();
+  check("the session list shows the sessions", rows.some((r) => r.includes("Please review")), rows.join(" | "));
+  await shot(page, "chat-sessions.png");
+  await chat.locator(".session-row", { hasText: "Please review" }).first().click();
+  await poll(
+    async () => (await chat.locator(".message.agent").allInnerTexts()).join("\n").includes("I added a review note"),
+    "the loaded session's history",
+  );
+  check("a listed session loads into the chat", true);
+  check("the chat webview logged no CSP violation or script error", webviewErrors.length === 0, webviewErrors.join("\n"));
+  return checks.every((c) => c.ok) ? 0 : 1;
+}
+
+let code;
+try {
+  code = mode === "harness" ? await harness() : await ui();
+} catch (error) {
+  log(`failed: ${error?.stack ?? error}`);
+  if (mode === "ui") {
+    check("ui flow", false, error?.message ?? String(error));
+    if (uiPage) {
+      await shot(uiPage, "failure.png").catch(() => undefined);
+    }
+  }
+  code = 1;
+} finally {
+  await browser.close().catch(() => undefined);
+}
+process.exit(code);
