@@ -47,6 +47,15 @@ def _setup_logging(log_file: str | None, verbose: int) -> None:
     root.setLevel(level)
     # pygls logs every message body at INFO: keep it quiet unless asked twice.
     logging.getLogger("pygls").setLevel(logging.DEBUG if verbose > 1 else logging.WARNING)
+    # an acp/* error answer (unknown session, bad params) is a response, not a server fault
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_drop_answered_errors)
+
+
+def _drop_answered_errors(record: logging.LogRecord) -> bool:
+    from pygls.exceptions import JsonRpcException
+
+    exc = record.exc_info[1] if record.exc_info else None
+    return not isinstance(exc, JsonRpcException)
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -83,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--version", action="version", version=f"acp-lsp {__version__}")
     parser.add_argument("--tcp", metavar="HOST:PORT", help="serve LSP over TCP (debugging)")
+    # vscode-languageclient's stdio transport passes --stdio; stdio is the default anyway
+    parser.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--log-file", help="write logs here instead of stderr")
     parser.add_argument("-v", "--verbose", action="count", default=0)
     sub = parser.add_subparsers(dest="command")

@@ -65,7 +65,10 @@ class AcpLanguageServer(LanguageServer):
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Request errors already reach the editor as responses; log the rest, no popups.
-        log.error("%s: %s", getattr(source, "__name__", source), error)
+        from pygls.exceptions import JsonRpcException
+
+        level = logging.INFO if isinstance(error, JsonRpcException) else logging.ERROR
+        log.log(level, "%s: %s", getattr(source, "__name__", source), error)
 
     def load_settings(self, overrides: JsonObject | None) -> list[str]:
         """Merge config files and ``overrides``; returns the problems found (by setting)."""
