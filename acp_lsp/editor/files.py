@@ -27,6 +27,7 @@ from pygls.workspace import TextDocument
 
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
+from acp_lsp.editor.workspace_edits import build_workspace_edit
 from acp_lsp.textedits import merge3, minimal_edits
 
 log = logging.getLogger(__name__)
@@ -114,8 +115,10 @@ class DocumentFiles:
         save_declared: Callable[[], bool],
         save_document: Callable[[list[str]], Awaitable[list[str]]],
         notify_user: Callable[[str], None],
+        review_writes: Callable[[], bool] = lambda: False,
     ) -> None:
         self._server = server
+        self._review_writes = review_writes
         self._save_declared = save_declared
         self._save_document = save_document
         self._notify_user = notify_user
@@ -196,7 +199,7 @@ class DocumentFiles:
             # No buffer to keep, and no way to have the editor save one: write the disk.
             self._write_disk(path, target)
         else:
-            await self._apply(path, doc, current, target, label, plan.edits)
+            await self._apply(path, doc, current, target, label, plan.edits, confirm=True)
             if self._save_declared():
                 await self._save(path, target)
         self._bases[(session_id, path)] = content
@@ -310,31 +313,6 @@ class DocumentFiles:
         kind = self._server.workspace.position_encoding or "utf-16"
         return str(getattr(kind, "value", kind))
 
-    def _workspace_edit(
-        self, uri: str, doc: TextDocument | None, current: str | None, edits: list[types.TextEdit]
-    ) -> types.WorkspaceEdit:
-        doc_changes = self._supports("workspace.workspace_edit.document_changes")
-        resource_ops = self._supports("workspace.workspace_edit.resource_operations") or []
-        if doc_changes:
-            changes: list[Any] = []
-            if current is None and types.ResourceOperationKind.Create in resource_ops:
-                changes.append(
-                    types.CreateFile(
-                        uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)
-                    )
-                )
-            version = doc.version if doc is not None else None
-            changes.append(
-                types.TextDocumentEdit(
-                    text_document=types.OptionalVersionedTextDocumentIdentifier(
-                        uri=uri, version=version
-                    ),
-                    edits=list(edits),
-                )
-            )
-            return types.WorkspaceEdit(document_changes=changes)
-        return types.WorkspaceEdit(changes={uri: list(edits)})
-
     async def _apply(
         self,
         path: str,
@@ -343,6 +321,8 @@ class DocumentFiles:
         target: str,
         label: str,
         edits: list[types.TextEdit] | None = None,
+        *,
+        confirm: bool = False,
     ) -> None:
         if current == target and doc is not None:
             return
@@ -351,7 +331,15 @@ class DocumentFiles:
         uri = self._uri(path)
         if edits is None:
             edits = minimal_edits(current or "", target, self._encoding())
-        edit = self._workspace_edit(uri, doc, current, edits)
+        review = confirm and self._review_writes()
+        edit = build_workspace_edit(
+            self._server.client_capabilities,
+            uri,
+            doc.version if doc is not None else None,
+            current is None,
+            edits,
+            confirm_label=label if review else None,
+        )
         try:
             result = await asyncio.wait_for(
                 self._server.workspace_apply_edit_async(

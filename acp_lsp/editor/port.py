@@ -98,6 +98,7 @@ class EditorSide:
             ),
             save_document=self._save_document,
             notify_user=lambda msg: self.show_message(msg, "warning"),
+            review_writes=lambda: self.server.settings.review_writes,
         )
         self.terminals = Terminals(self._send_terminal_output)
         self.review = ReviewManager(self.files, self.publish, self.sandbox)

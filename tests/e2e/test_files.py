@@ -558,3 +558,19 @@ async def test_edits_turn_the_buffer_into_the_agent_content(
         rebuilt = apply_independently(before, text_edits(applied), editor.encoding)
         assert rebuilt == after, (before, after, text_edits(applied))
     await finish(editor)
+
+
+async def test_review_writes_asks_the_editor_to_confirm(tmp_path: Path, workspace: Path) -> None:
+    """reviewWrites: the agent's write carries a change annotation with needsConfirmation."""
+    from tests.e2e.conftest import start_editor, with_fast_demo
+
+    editor = await start_editor(
+        tmp_path, workspace, "visual_studio_code", with_fast_demo({"reviewWrites": True})
+    )
+    sid = (await editor.new_session())["sessionId"]
+    assert (await editor.prompt(sid, "add a note to src/app.py"))["stopReason"] == "end_turn"
+    writes = [e for e in editor.applied_edits if e.edit.change_annotations]
+    assert writes, "no annotated edit reached the editor"
+    (annotation,) = writes[0].edit.change_annotations.values()
+    assert annotation.needs_confirmation is True
+    await editor.shutdown_session()
