@@ -286,8 +286,8 @@ class EditorSide:
     async def request_permission(
         self, session: Session, tool_call: JsonObject, options: list[JsonObject]
     ) -> PermissionAnswer:
-        if session.status not in ("running", "awaiting_permission"):
-            # asked after a cancel (or outside any turn): never shown, never approved
+        if session.status in ("cancelling", "failed", "closed"):
+            # asked after a cancel (or for a dead session): never shown, never approved
             return PermissionAnswer({"outcome": "cancelled"})
         return await self.permissions.ask(session, tool_call, options)
 
