@@ -45,6 +45,10 @@ class AcpProtocol(LanguageServerProtocol):
     client_acp: dict[str, Any] = {}
 
     def structure_message(self, data: dict[str, Any]) -> Any:
+        if "jsonrpc" in data and "method" not in data and "id" not in data:
+            # pygls's object_hook sees every nested object: a payload that merely has a
+            # "jsonrpc" key (say, in _meta) is data, not a message
+            return data
         method = data.get("method")
         if (
             "jsonrpc" in data
@@ -102,6 +106,8 @@ class AcpProtocol(LanguageServerProtocol):
 
 def structure_raw_acp(proto: JsonRPCProtocol, data: dict[str, Any]) -> Any:
     """acp/* messages and answers to custom requests as plain JSON, or None for the rest."""
+    if "jsonrpc" in data and "method" not in data and "id" not in data:
+        return data  # a nested payload with a "jsonrpc" key, not a message
     method = data.get("method")
     if isinstance(method, str) and method.startswith("acp/") and "jsonrpc" in data:
         if "id" in data:
