@@ -1,0 +1,59 @@
+// Client (b'): a direct client on the ACP TypeScript SDK (@agentclientprotocol/sdk 1.9.0),
+// the engine of today's VS Code ACP clients: ClientSideConnection over ndJsonStream, with a
+// sessionUpdate handler that appends each chunk's text.
+//
+//   node ts_client.mjs SDK_DIR PYTHON AGENT_SCRIPT flood N SIZE | sustain SECONDS SIZE
+//
+// Prints one JSON object: frames, seconds (prompt sent -> last chunk handled), chars, sha256.
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { Readable, Writable } from "node:stream";
+import { pathToFileURL } from "node:url";
+import { join } from "node:path";
+
+const [sdkDir, python, agentScript, ...scenario] = process.argv.slice(2);
+const acp = await import(pathToFileURL(join(sdkDir, "dist", "acp.js")).href);
+
+const agentArgs = [agentScript];
+if (scenario[0] === "flood") agentArgs.push("--prebuild", scenario[1], scenario[2]);
+const agent = spawn(python, agentArgs, { stdio: ["pipe", "pipe", "inherit"] });
+
+const parts = [];
+let tLast = 0;
+const client = {
+  async sessionUpdate(params) {
+    const content = params.update.content;
+    if (content && content.type === "text") {
+      parts.push(content.text);
+      tLast = performance.now();
+    }
+  },
+  async requestPermission() {
+    throw acp.RequestError.methodNotFound("session/request_permission");
+  },
+};
+
+const stream = acp.ndJsonStream(Writable.toWeb(agent.stdin), Readable.toWeb(agent.stdout));
+const conn = new acp.ClientSideConnection(() => client, stream);
+await conn.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+const session = await conn.newSession({ cwd: process.cwd(), mcpServers: [] });
+const t0 = performance.now();
+const response = await conn.prompt({
+  sessionId: session.sessionId,
+  prompt: [{ type: "text", text: scenario.join(" ") }],
+});
+const text = parts.join("");
+const meta = response._meta || {};
+process.stdout.write(
+  JSON.stringify({
+    client: "ts-sdk",
+    frames: parts.length,
+    seconds: (tLast - t0) / 1000,
+    chars: text.length,
+    sha256: createHash("sha256").update(text).digest("hex"),
+    chunks: meta.chunks ?? parts.length,
+  }) + "\n",
+);
+agent.stdin.end();
+agent.kill();
+process.exit(0);
