@@ -87,6 +87,8 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # pydantic otherwise scans every installed distribution for plugins at first use
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     parser = argparse.ArgumentParser(
         prog="acp-lsp", description="A language server that brings coding agents into editors."
     )

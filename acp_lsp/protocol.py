@@ -120,6 +120,7 @@ class Params(BaseModel):
         strict=True,
         extra="ignore",
         frozen=True,
+        defer_build=True,  # built on first use: 15 models cost start-up time otherwise
     )
 
 
