@@ -71,7 +71,12 @@ class Follower:
         if not enabled:
             self._drop(session_id)
 
-    def on_tool_call(self, session_id: str, tool_call: JsonObject) -> None:
+    def on_tool_call(
+        self,
+        session_id: str,
+        tool_call: JsonObject,
+        allowed: Callable[[str], bool] = lambda _path: True,
+    ) -> None:
         if not self.enabled(session_id):
             return
         locations = tool_call.get("locations")
@@ -79,7 +84,7 @@ class Follower:
             return
         for loc in locations:
             target = location_target(loc)
-            if target is not None:
+            if target is not None and allowed(target[0]):
                 break
         else:
             return

@@ -165,6 +165,11 @@ class EditorSide:
             )
         )
 
+    def _followable(self, session: Session) -> Callable[[str], bool]:
+        """Follow-along never opens a file the agent may not touch."""
+        sandbox = self.sandbox(session)
+        return lambda path: sandbox.allow_outside or sandbox.contains(path)
+
     def sandbox(self, session: Session) -> Sandbox:
         roots = [session.cwd, *self.server.hub.workspace_folders, *session.additional_directories]
         return Sandbox(roots, allow_outside=self.server.settings.fs.allow_outside_workspace)
@@ -184,7 +189,9 @@ class EditorSide:
             if update.get("sessionUpdate") == "tool_call":
                 state = update.get("toolCall")
                 if isinstance(state, dict):
-                    self.follower.on_tool_call(session.session_id, state)
+                    self.follower.on_tool_call(
+                        session.session_id, state, allowed=self._followable(session)
+                    )
                     self.progress.report(session.session_id, state)
                     self.review.on_tool_call(session, state)
         self.batcher.publish(session, updates)

@@ -233,3 +233,20 @@ def test_forget_drops_pending_jumps_and_the_switch(
     follower.on_tool_call("s", call("1", {"path": files["a.py"]}))
     clock.advance(1)
     assert shown == [(files["a.py"], 0)]
+
+
+def test_never_follows_a_file_the_agent_may_not_touch(
+    follower: Follower, clock: FakeClock, shown: list[tuple[str, int]], files: dict[str, str]
+) -> None:
+    outside = files["a.py"]
+    allowed = {files["b.py"]}
+    follower.on_tool_call(
+        "s",
+        call("1", {"path": outside, "line": 3}, {"path": files["b.py"], "line": 5}),
+        allowed=lambda path: path in allowed,
+    )
+    clock.advance(1)
+    assert shown == [(files["b.py"], 4)]
+    follower.on_tool_call("s", call("2", {"path": outside}), allowed=lambda path: path in allowed)
+    clock.advance(1)
+    assert shown == [(files["b.py"], 4)]
