@@ -1,0 +1,176 @@
+"""The pieces of the ACP wire that hold no process: errors, frames, line splitting, groups.
+
+Split from acp_lsp.backends.wire, which re-exports the public names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import json.scanner
+import logging
+import os
+import signal
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
+
+log = logging.getLogger(__name__)
+
+INVALID_REQUEST = -32600
+INTERNAL_ERROR = -32603
+REQUEST_CANCELLED = -32800
+CANCEL_REQUEST = "$/cancel_request"
+
+
+class RpcError(Exception):
+    """A JSON-RPC error: raised for error responses, and by request handlers to answer one."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} ({code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_json(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    @classmethod
+    def from_json(cls, error: Any) -> RpcError:
+        if isinstance(error, dict):
+            code, message = error.get("code"), error.get("message")
+            if type(code) is int and isinstance(message, str):
+                return cls(code, message, error.get("data"))
+        return cls(INTERNAL_ERROR, f"malformed error response: {error!r:.200}")
+
+
+class AgentGone(Exception):
+    """The agent process exited or its pipes closed (or it could not be started)."""
+
+    def __init__(
+        self, message: str, *, stderr_tail: str = "", returncode: int | None = None
+    ) -> None:
+        full = f"{message}\n--- stderr (tail) ---\n{stderr_tail}" if stderr_tail else message
+        super().__init__(full)
+        self.message = message
+        self.stderr_tail = stderr_tail
+        self.returncode = returncode
+
+
+def describe_exit(returncode: int | None) -> str:
+    """'exit code 3', 'killed by SIGKILL', or 'still running'."""
+    if returncode is None:
+        return "still running"
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit code {returncode}"
+
+
+def signal_group(pgid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        pass
+    except PermissionError as exc:
+        log.warning("cannot signal process group %d: %s", pgid, exc)
+
+
+def group_has_live_members(pgid: int) -> bool:
+    """Whether any process of the group still runs (zombies awaiting their reaper don't count)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True  # no procfs: cannot tell a zombie from a live process
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()  # state, ppid, pgrp, ...
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+            return True
+    return False
+
+
+def dumps_frame(msg: dict[str, Any]) -> bytes:
+    return (json.dumps(msg, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def discard_awaitable(awaitable: Awaitable[Any] | None) -> None:
+    """Dispose of a handler awaitable that will never be awaited (no 'never awaited' noise)."""
+    if inspect.iscoroutine(awaitable):
+        awaitable.close()
+    elif isinstance(awaitable, asyncio.Future):
+        awaitable.cancel()
+
+
+# What json.loads runs for a str, minus its Python wrappers: (value, end index) at an index.
+_scan_once = cast(
+    Callable[[str, int], tuple[Any, int]],
+    json.scanner.make_scanner(json.JSONDecoder()),  # type: ignore[arg-type]
+)
+NOT_PARSED: Any = object()
+
+
+def parse_frame(line: bytes) -> Any:
+    """``json.loads(line)`` for a line that is exactly one JSON value, else ``NOT_PARSED``.
+
+    The hot path: a third of the bridge's time per streamed chunk went to json.loads's
+    Python wrappers. Anything unusual (whitespace, a BOM, bad UTF-8, invalid or extra
+    data) is left to the caller's json.loads, which reports it.
+    """
+    try:
+        text = line.decode()
+        msg, end = _scan_once(text, 0)
+    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+        return NOT_PARSED
+    if end == len(text) or not text[end:].strip(" \t\n\r"):  # json.loads's trailing whitespace
+        return msg
+    return NOT_PARSED
+
+
+def is_request_id(value: object) -> bool:
+    return value is None or (type(value) is int) or isinstance(value, str)
+
+
+class LineBuffer:
+    """Splits a byte stream on b"\\n"; lines of any size; linear in the bytes fed."""
+
+    def __init__(self) -> None:
+        self._partial: list[bytes] = []
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        lines = chunk.split(b"\n")
+        if len(lines) == 1:
+            if chunk:
+                self._partial.append(chunk)
+            return []
+        if self._partial:
+            self._partial.append(lines[0])
+            lines[0] = b"".join(self._partial)
+            self._partial.clear()
+        rest = lines.pop()
+        if rest:
+            self._partial.append(rest)
+        return lines
+
+    def flush(self) -> bytes:
+        """The unterminated remainder (a last line without its newline)."""
+        rest = b"".join(self._partial)
+        self._partial.clear()
+        return rest
