@@ -225,6 +225,14 @@ async def _session(args: argparse.Namespace, root: Path, out: TextIO) -> int:
         render.turn_end(res.get("stopReason"))
         final = await editor.protocol.send_request_async("acp/getSession", {"sessionId": sid})
         render.summary(final, editor.rel)
+        if any((c.get("review") or {}).get("status") == "pending" for c in final["toolCalls"]):
+            render.note("review: rejecting the turn's edits to show the revert (acp/reviewEdit)")
+            review = await editor.protocol.send_request_async(
+                "acp/reviewEdit", {"sessionId": sid, "action": "reject"}
+            )
+            for item in review.get("files", []):
+                extra = f" — {item['message']}" if item.get("message") else ""
+                render.note(f"{editor.rel(item['path'])}: {item['status']}{extra}")
         if app.exists():
             on_disk = app.read_text(encoding="utf-8")
             render.note(

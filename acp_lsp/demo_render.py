@@ -185,5 +185,5 @@ class Renderer:
         )
         for call in calls:
             review = call.get("review")
-            if review:
-                self.note(f"review of {call.get('title')}: {review}")
+            if isinstance(review, dict):
+                self.note(f"review of {call.get('title')}: {review.get('status')}")
