@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -350,6 +350,3 @@ class Hub:
             except Exception:
                 log.exception("stopping agent %s", backend.name)
         await self.tasks.close(timeout=2.0)
-
-    def environ(self) -> Mapping[str, str]:
-        return os.environ

@@ -8,7 +8,6 @@ the field, and nothing else is lost.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Generator
 from typing import Any
@@ -143,8 +142,3 @@ def raw_response(proto: JsonRPCProtocol, data: dict[str, Any]) -> Any:
             id=data["id"], jsonrpc=data["jsonrpc"], result=data.get("result")
         )
     return None
-
-
-def dumps(data: Any) -> str:
-    """JSON for logs and size accounting, identical to what goes on the wire."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))

@@ -9,8 +9,6 @@ model of every session from ``acp/sessionUpdate`` (the same merge an editor fron
 from __future__ import annotations
 
 import asyncio
-import itertools
-import json
 import os
 import sys
 from collections import defaultdict
@@ -289,10 +287,3 @@ def capabilities(profile: str, *, rich: bool = True) -> types.ClientCapabilities
     experimental = {"acp": {"requestPermission": rich, "saveDocument": rich}}
     caps.experimental = experimental
     return caps
-
-
-_ids = itertools.count()
-
-
-def dump(data: Any) -> str:
-    return json.dumps(data, indent=1, default=str)[:4000]
