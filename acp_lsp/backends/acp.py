@@ -19,7 +19,7 @@ from acp_lsp.backends.acp_requests import AgentRequests
 from acp_lsp.backends.base import AgentInfo, Backend, BackendError, EditorPort
 from acp_lsp.backends.wire import AgentGone, AgentProcess, RpcError
 from acp_lsp.config import AgentConfig, SecretStore, agent_environment
-from acp_lsp.session import Session
+from acp_lsp.session import Session, named_paths
 
 log = logging.getLogger(__name__)
 
@@ -34,24 +34,6 @@ CLIENT_CAPABILITIES: JsonObject = {
     # terminal-type auth methods go to the editor as acp/authenticate {terminal}
     "auth": {"terminal": True},
 }
-
-
-def tool_call_paths(update: JsonObject) -> list[str]:
-    """Absolute paths a tool call names: locations and diff items."""
-    paths: list[str] = []
-    locations = update.get("locations")
-    if isinstance(locations, list):
-        for loc in locations:
-            if isinstance(loc, dict) and isinstance(loc.get("path"), str):
-                paths.append(loc["path"])
-    content = update.get("content")
-    items = content if isinstance(content, list) else [content] if content else []
-    for item in items:
-        if isinstance(item, dict) and item.get("type") == "diff":
-            path = item.get("path")
-            if isinstance(path, str):
-                paths.append(path)
-    return paths
 
 
 class AcpBackend(Backend):
@@ -519,7 +501,7 @@ class AcpBackend(Backend):
 
     def _apply(self, session: Session, update: JsonObject) -> None:
         if str(update.get("sessionUpdate", "")).startswith("tool_call"):
-            paths = tool_call_paths(update)
+            paths = named_paths(update)
             if paths:
                 self.editor.note_paths(session, paths)
         self.editor.publish(session, session.apply_update(update))

@@ -20,7 +20,7 @@ from typing import Any
 
 from acp_lsp.backends.base import PermissionAnswer
 from acp_lsp.config import PermissionRule
-from acp_lsp.session import Session
+from acp_lsp.session import Session, named_paths
 
 log = logging.getLogger(__name__)
 
@@ -30,23 +30,6 @@ CANCELLED: JsonObject = {"outcome": "cancelled"}
 # (method, params, msg_id) -> the editor's raw answer; raises on error
 SendRequest = Callable[[str, JsonObject, str], Awaitable[Any]]
 Withdraw = Callable[[str], None]
-
-
-def _locations(tool_call: JsonObject) -> list[str]:
-    locs = tool_call.get("locations")
-    out = []
-    if isinstance(locs, list):
-        for loc in locs:
-            if isinstance(loc, dict) and isinstance(loc.get("path"), str):
-                out.append(loc["path"])
-    content = tool_call.get("content")
-    if isinstance(content, list):
-        for item in content:
-            if isinstance(item, dict) and item.get("type") == "diff":
-                path = item.get("path")
-                if isinstance(path, str):
-                    out.append(path)
-    return out
 
 
 def rule_matches(rule: PermissionRule, tool_call: JsonObject) -> bool:
@@ -65,7 +48,7 @@ def rule_matches(rule: PermissionRule, tool_call: JsonObject) -> bool:
     if rule.path is not None:
         # normalised first: "/ws/../etc/passwd" must not pass for a "/ws/*" rule
         # judged where the path lands: '..' and symlinks out of a folder must not match it
-        paths = [os.path.realpath(path) for path in _locations(tool_call)]
+        paths = [os.path.realpath(path) for path in named_paths(tool_call)]
         # a path rule matches only when every location of the call matches
         if not paths or not all(fnmatch.fnmatchcase(path, rule.path) for path in paths):
             return False
@@ -91,7 +74,7 @@ def describe(tool_call: JsonObject) -> str:
     """One line for a plain prompt: the agent's title and what the call will touch."""
     title = tool_call.get("title") or tool_call.get("toolCallId") or "tool call"
     parts = [f"Agent wants to run: {title}"]
-    paths = _locations(tool_call)
+    paths = named_paths(tool_call)
     if paths:
         parts.append("touching " + ", ".join(dict.fromkeys(paths)))
     raw = tool_call.get("rawInput")

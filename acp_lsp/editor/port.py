@@ -166,9 +166,16 @@ class EditorSide:
         )
 
     def _followable(self, session: Session) -> Callable[[str], bool]:
-        """Follow-along never opens a file the agent may not touch."""
-        sandbox = self.sandbox(session)
-        return lambda path: sandbox.allow_outside or sandbox.contains(path)
+        """Follow-along never opens a file the agent may not touch.
+
+        The sandbox is built only when a location is worth following: this runs for every
+        tool-call update of a turn."""
+
+        def allowed(path: str) -> bool:
+            sandbox = self.sandbox(session)
+            return sandbox.allow_outside or sandbox.contains(path)
+
+        return allowed
 
     def sandbox(self, session: Session) -> Sandbox:
         roots = [session.cwd, *self.server.hub.workspace_folders, *session.additional_directories]

@@ -32,6 +32,24 @@ _ARRAY_FIELDS = ("content", "locations")
 _ADDRESS_KEYS = frozenset({"toolCallId", "sessionUpdate"})
 
 
+def named_paths(tool_call: Mapping[str, JSON]) -> list[str]:
+    """The paths a tool call (or a patch of one) names: its locations and its diff items."""
+    paths: list[str] = []
+    locations = tool_call.get("locations")
+    if isinstance(locations, list):
+        for loc in locations:
+            if isinstance(loc, dict) and isinstance(loc.get("path"), str):
+                paths.append(loc["path"])
+    content = tool_call.get("content")
+    items = content if isinstance(content, list) else [content] if content else []
+    for item in items:
+        if isinstance(item, dict) and item.get("type") == "diff":
+            path = item.get("path")
+            if isinstance(path, str):
+                paths.append(path)
+    return paths
+
+
 def new_tool_call(tool_call_id: str) -> dict[str, JSON]:
     """A tool call with every required field at its client default."""
     return {
