@@ -79,8 +79,14 @@ function T.winbar()
 end
 
 --- Start the plugin against the real server.
+--- Permission prompts go through vim.ui.select (answered by T.answer) unless a test sets
+--- T.permission_ui = 'inline' first.
 function T.setup(cmd, settings)
-  require('acp_lsp').setup({ cmd = cmd, settings = settings or {} })
+  require('acp_lsp').setup({
+    cmd = cmd,
+    settings = settings or {},
+    permission_ui = T.permission_ui or 'select',
+  })
 end
 
 --- Start a session (focus stays where it is) and wait for its chat.
@@ -183,6 +189,12 @@ function T.chat_windows()
     end
   end
   return chat, input
+end
+
+--- Attachments of the current session's next prompt.
+function T.attachments()
+  local s = T.session()
+  return s and require('acp_lsp.chat.prompt').attachments[s.id] or {}
 end
 
 return T

@@ -43,8 +43,11 @@ def test_demo_opens_a_session_with_a_prompt_ready(demo: Editor) -> None:
     assert "demo: <C-s>" in demo.chat()
     names = demo.lua("return vim.tbl_map(vim.api.nvim_buf_get_name, vim.api.nvim_list_bufs())")
     assert any(n.endswith("src/app.py") for n in names)
-    demo.lua("T.answer = 'Allow'")
     demo.lua("require('acp_lsp.chat.prompt').submit()")
+    # The demo uses the default: the permission prompt is inline, answered with a key.
+    demo.wait("T.find_line('⚠ allow? [1] Allow') ~= nil")
+    demo.lua("vim.cmd('stopinsert') vim.api.nvim_set_current_win(T.chat_win())")
+    demo.nvim.input("1")
     demo.wait("T.session().status == 'idle' and T.find_line('Done: read, edited, checked') ~= nil")
 
 

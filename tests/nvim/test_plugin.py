@@ -250,6 +250,7 @@ end)()
 
 
 def test_permissions_are_asked_one_at_a_time_and_answered_once(editor: Editor) -> None:
+    editor.lua("require('acp_lsp.config').options.permission_ui = 'select'")
     load(editor)
     editor.lua("T.answer = 'manual'")
     editor.lua(ASK, json.dumps(PERMISSION))
@@ -285,6 +286,7 @@ def test_permissions_are_asked_one_at_a_time_and_answered_once(editor: Editor) -
 
 
 def test_dismissed_permission_is_cancelled(editor: Editor) -> None:
+    editor.lua("require('acp_lsp.config').options.permission_ui = 'select'")
     load(editor)
     editor.lua("T.answer = nil")
     editor.lua(ASK, json.dumps(PERMISSION))

@@ -209,19 +209,7 @@ function M.close_session()
     if err then
       return fail('close')(err)
     end
-    local view = require('acp_lsp.chat').views[session.id]
-    require('acp_lsp.chat').views[session.id] = nil
-    sessions.by_id[session.id] = nil
-    if sessions.current_id == session.id then
-      sessions.current_id = nil
-    end
-    if view then
-      for _, buf in ipairs({ view.buf, view.input }) do
-        if vim.api.nvim_buf_is_valid(buf) then
-          vim.api.nvim_buf_delete(buf, { force = true })
-        end
-      end
-    end
+    require('acp_lsp.manage').forget(session)
   end)
 end
 

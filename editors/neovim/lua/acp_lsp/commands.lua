@@ -30,6 +30,36 @@ M.subcommands = {
       actions().prompt(table.concat(args, ' '), range)
     end,
   },
+  add = {
+    desc = 'add file|folder|selection|diagnostics|symbol|image [path] — attach context to the next prompt',
+    run = function(args, cmd)
+      local range
+      if cmd.range > 0 then
+        range = { buf = vim.api.nvim_get_current_buf(), first = cmd.line1, last = cmd.line2 }
+      end
+      require('acp_lsp.context').command(args[1], table.concat(vim.list_slice(args, 2), ' '), range)
+    end,
+    complete = function()
+      return { 'file', 'folder', 'selection', 'diagnostics', 'symbol', 'image' }
+    end,
+  },
+  detach = {
+    desc = 'detach [n|all] — remove an attachment of the next prompt (a picker without argument)',
+    run = function(args)
+      local session = require('acp_lsp.sessions').current()
+      if not session then
+        return
+      end
+      local ctx = require('acp_lsp.context')
+      if args[1] == 'all' then
+        ctx.remove(session.id)
+      elseif tonumber(args[1]) then
+        ctx.remove(session.id, tonumber(args[1]))
+      else
+        ctx.pick_remove(session.id)
+      end
+    end,
+  },
   cancel = {
     desc = 'cancel — cancel the running turn',
     run = function()
@@ -40,6 +70,27 @@ M.subcommands = {
     desc = 'sessions — pick a session to open or load',
     run = function()
       actions().pick_session()
+    end,
+  },
+  switch = {
+    desc = 'switch [split|tab] — pick an open session and show it (beside the chat, in a tab)',
+    run = function(args)
+      require('acp_lsp.manage').switch(args[1])
+    end,
+    complete = function()
+      return { 'split', 'tab' }
+    end,
+  },
+  rename = {
+    desc = 'rename [title] — rename the current session',
+    run = function(args)
+      require('acp_lsp.manage').rename(table.concat(args, ' '))
+    end,
+  },
+  delete = {
+    desc = 'delete — delete the current session (asks first)',
+    run = function()
+      require('acp_lsp.manage').delete()
     end,
   },
   agents = {

@@ -10,6 +10,8 @@ M.defaults = {
   settings = {},
   root_markers = { 'acp-lsp.toml', '.git' },
   autostart = true,
+  permission_ui = 'inline',
+  statusline = true,
   chat = {
     position = 'right',
     size = 0.4,
@@ -40,6 +42,8 @@ local option_types = {
   root_markers = 'table',
   autostart = 'boolean',
   chat = 'table',
+  permission_ui = 'string',
+  statusline = 'boolean',
 }
 
 local chat_types = {
@@ -96,6 +100,10 @@ function M.validate(user)
       table.insert(problems, ('chat.position: expected right|left|above|below|tab, got %q'):format(pos))
       user.chat.position = nil
     end
+  end
+  if user.permission_ui and user.permission_ui ~= 'inline' and user.permission_ui ~= 'select' then
+    table.insert(problems, ('permission_ui: expected inline|select, got %q'):format(user.permission_ui))
+    user.permission_ui = nil
   end
   local merged = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), user)
   -- Lists are values, not merged by index.

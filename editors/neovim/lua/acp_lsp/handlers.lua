@@ -15,6 +15,7 @@ end
 function M.session_status(_, params)
   sessions.handle_status(params)
   require('acp_lsp.permissions').on_status(params)
+  vim.cmd('redrawstatus!') -- the statusline component shows background sessions
 end
 
 ---@param params table

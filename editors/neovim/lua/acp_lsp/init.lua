@@ -46,6 +46,10 @@ function M.setup(opts)
       settings = { acp = config.json_settings(options.settings) },
     })
   end
+  -- The default statusline (when the user has none) gets the component.
+  if options.statusline and vim.o.statusline == '' then
+    vim.o.statusline = require('acp_lsp.manage').DEFAULT_STATUSLINE
+  end
   if options.autostart then
     vim.lsp.enable('acp_lsp')
   end
@@ -76,6 +80,13 @@ end
 ---@return acp_lsp.Session?
 function M.current_session()
   return require('acp_lsp.sessions').current()
+end
+
+--- Statusline component: background sessions and open permission prompts ("ACP ● 2 running
+--- ⚠ 1"); empty without sessions. E.g. vim.o.statusline = "%f %= %{v:lua.require'acp_lsp'.statusline()}".
+---@return string
+function M.statusline()
+  return require('acp_lsp.manage').statusline()
 end
 
 --- The running language client, or nil.

@@ -64,6 +64,7 @@ function M.load_snapshot(snapshot)
   session.modes = snapshot.modes
   session.config_options = snapshot.configOptions
   session.title = snapshot.title
+  session.prompt_capabilities = snapshot.promptCapabilities
   if snapshot.usage then
     session.usage = snapshot.usage
   end

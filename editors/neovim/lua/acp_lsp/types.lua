@@ -14,6 +14,8 @@
 ---@field root_markers string[] files that mark a workspace root
 ---@field autostart boolean vim.lsp.enable('acp_lsp') in setup()
 ---@field chat acp_lsp.ChatOptions
+---@field statusline boolean put the statusline component into 'statusline' when the user has none
+---@field permission_ui 'inline'|'select' permission prompts in the chat (keys 1-9) or through vim.ui.select
 
 ---@class (exact) acp_lsp.PendingPermission
 ---@field session_id string
@@ -22,6 +24,7 @@
 ---@field options {optionId: string, name: string, kind: string}[]
 ---@field co thread the server-request coroutine waiting for the answer
 ---@field done boolean
+---@field modal boolean? asked through vim.ui.select (not inline in the chat)
 
 ---@class acp_lsp.Session
 ---@field id string
@@ -41,4 +44,6 @@
 ---@field config_options table[]?
 ---@field usage table? {used, size, cost?}
 ---@field title string?
+---@field used integer? vim.uv.now() when it was last shown (switch order)
+---@field prompt_capabilities {image?: boolean, audio?: boolean, embeddedContext?: boolean}? of the snapshot
 ---@field echo {block: table, id: string|false|nil}? the last prompt shown locally (its server echo is skipped)

@@ -85,6 +85,12 @@ local function create_view(session)
     end, 'Write a prompt')
   end
   map(buf, 'n', '<C-c>', actions.cancel, 'Cancel the turn')
+  map(buf, 'n', ']p', function()
+    require('acp_lsp.permissions').jump(session.id, 1)
+  end, 'Next permission prompt')
+  map(buf, 'n', '[p', function()
+    require('acp_lsp.permissions').jump(session.id, -1)
+  end, 'Previous permission prompt')
   map(buf, 'n', 'q', M.close, 'Close the chat')
 
   vim.api.nvim_create_autocmd('BufWinEnter', {

@@ -24,8 +24,8 @@ function M.list_files(root)
       end,
     })
   do
-    if kind == 'file' then
-      table.insert(files, name)
+    if kind == 'file' or kind == 'directory' then
+      table.insert(files, kind == 'directory' and (name .. '/') or name)
       if #files >= MAX_FILES then
         break
       end
@@ -130,7 +130,8 @@ end
 ---@param buf integer
 ---@param first integer 1-based
 ---@param last integer 1-based, inclusive
-function M.attach_range(session_id, buf, first, last)
+---@param what string? label prefix (e.g. "symbol name")
+function M.attach_range(session_id, buf, first, last, what)
   local fname = vim.api.nvim_buf_get_name(buf)
   local lines = vim.api.nvim_buf_get_lines(buf, first - 1, last, false)
   local uri = fname ~= '' and vim.uri_from_fname(fname) or ('untitled:' .. buf)
@@ -138,7 +139,8 @@ function M.attach_range(session_id, buf, first, last)
   local list = M.attachments[session_id] or {}
   M.attachments[session_id] = list
   table.insert(list, {
-    label = ('%s:%d-%d'):format(vim.fn.fnamemodify(fname, ':~:.'), first, last),
+    label = (what and (what .. ' ') or '')
+      .. ('%s:%d-%d'):format(vim.fn.fnamemodify(fname, ':~:.'), first, last),
     block = {
       type = 'resource',
       resource = {
@@ -157,8 +159,17 @@ function M.refresh_winbar(session_id)
   if not view then
     return
   end
-  for _, win in ipairs(vim.fn.win_findbuf(view.input)) do
+  local wins = vim.fn.win_findbuf(view.input)
+  for _, win in ipairs(wins) do
     M.setup_window(win, session_id)
+  end
+  if #wins == 0 then
+    M.show_attachments(
+      view.input,
+      vim.tbl_map(function(a)
+        return a.label
+      end, M.attachments[session_id] or {})
+    )
   end
 end
 
@@ -201,6 +212,9 @@ function M.setup_buffer(buf, session_id)
   map('n', 'q', function()
     require('acp_lsp.chat').close()
   end, 'Close the chat')
+  map('n', 'X', function()
+    require('acp_lsp.context').pick_remove(session_id)
+  end, 'Remove an attachment')
   -- Completion opens by itself on `/` at the start of the prompt and on `@` after a space.
   vim.api.nvim_create_autocmd('InsertCharPre', {
     buffer = buf,
@@ -240,9 +254,27 @@ function M.setup_window(win, session_id)
   end
   local bar = 'Prompt: <CR> send · / commands · @ files'
   if #labels > 0 then
-    bar = bar .. ' · 📎 ' .. table.concat(labels, ', ')
+    bar = bar .. ' · 📎 ' .. #labels .. ' attached (X removes)'
   end
   wo.winbar = bar:gsub('%%', '%%%%')
+  M.show_attachments(vim.api.nvim_win_get_buf(win), labels)
+end
+
+local ns = vim.api.nvim_create_namespace('acp_lsp.attachments')
+
+--- The attachment list as virtual lines above the prompt text.
+---@param buf integer
+---@param labels string[]
+function M.show_attachments(buf, labels)
+  vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  if #labels == 0 then
+    return
+  end
+  local virt = {}
+  for i, label in ipairs(labels) do
+    table.insert(virt, { { ('📎 %d. %s'):format(i, label), 'Comment' } })
+  end
+  vim.api.nvim_buf_set_extmark(buf, ns, 0, 0, { virt_lines = virt, virt_lines_above = true })
 end
 
 return M

@@ -162,7 +162,11 @@ function M.tool_call(session, id)
     end
   end
   local pending = session.permissions[id]
-  if pending then
+  if pending and pending.modal == false then
+    local labels = require('acp_lsp.permissions').option_labels(pending)
+    add(out, '  ⚠ allow? ' .. table.concat(labels, '  '), 'WarningMsg', { tool_call_id = id })
+    add(out, '    press the key here (]p / [p: next / previous prompt)', 'Comment', { tool_call_id = id })
+  elseif pending then
     local names = {}
     for _, o in ipairs(pending.options) do
       table.insert(names, o.name or o.optionId)
