@@ -148,6 +148,8 @@ def test_checkhealth_reports_server_and_agents(live: Editor) -> None:
     assert "OK server version: acp-lsp 0.1.0" in text
     assert "OK server running" in text
     assert "OK agent demo (Demo (built-in, offline), acp): default, running" in text
+    assert "permission questions: vim.ui.select" in text  # the tests' T.setup chooses select
+    assert "OK statusline shows acp_lsp.statusline()" in text
 
 
 def test_vim_lsp_enable_alone_starts_the_server(editor: Editor, workspace: Path) -> None:

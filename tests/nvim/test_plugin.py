@@ -440,6 +440,11 @@ def test_command_completion(editor: Editor) -> None:
             "log",
             "config",
             "restart",
+            "add",
+            "detach",
+            "switch",
+            "rename",
+            "delete",
         ]
     )
     assert editor.lua("return vim.fn.getcompletion('Acp review ', 'cmdline')") == [

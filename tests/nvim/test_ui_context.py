@@ -124,7 +124,7 @@ def test_sessions_side_by_side_switch_rename_delete(live: Editor) -> None:
     assert live.lua("return T.session().id") == first
 
     # The statusline component shows background work (the default statusline has it).
-    assert "ACP 2 idle" == live.lua("return require('acp_lsp').statusline()")
+    assert live.lua("return require('acp_lsp').statusline()") == "ACP 2 idle"
     assert "acp_lsp'.statusline()" in live.lua("return vim.o.statusline")
     live.lua("T.send('slow please')")
     live.wait("T.session().status == 'running'")

@@ -24,6 +24,16 @@ function M.check()
   end
 
   local config = require('acp_lsp.config')
+  local opts = config.options
+  health.info(
+    opts.permission_ui == 'select' and 'permission questions: vim.ui.select (permission_ui = "select")'
+      or 'permission questions: inline in the chat, keys 1-9 (permission_ui = "inline")'
+  )
+  if vim.o.statusline:find("acp_lsp'.statusline()", 1, true) then
+    health.ok('statusline shows acp_lsp.statusline()')
+  else
+    health.info("statusline: add %{v:lua.require'acp_lsp'.statusline()} to see background sessions")
+  end
   local cfg = vim.lsp.config.acp_lsp
   if not cfg then
     health.error('no vim.lsp config "acp_lsp": editors/neovim is not on runtimepath')
