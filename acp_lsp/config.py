@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
+from acp_lsp.presets import presets
 from acp_lsp.protocol import describe_validation_error
 
 JsonObject = dict[str, Any]
@@ -56,6 +56,9 @@ class AgentConfig(_Model):
     """AAP: stream mode (default: the best the agent offers)."""
     request_timeout: float = 30.0
     """Seconds before a control request (not a prompt) that gets no answer fails."""
+    start_timeout: float = 120.0
+    """Seconds the agent may take to start and answer ``initialize`` (a first ``npx`` run
+    downloads the package); separate from ``requestTimeout``."""
 
     @model_validator(mode="after")
     def _one_kind(self) -> AgentConfig:
@@ -122,35 +125,6 @@ class Settings(_Model):
         if self.default_agent and self.default_agent in self.agents:
             return self.default_agent
         return "demo" if "demo" in self.agents else next(iter(self.agents), "demo")
-
-
-def presets() -> dict[str, JsonObject]:
-    """Built-in agents. ``demo`` (the offline agent) is the default when nothing is set."""
-    return {
-        "demo": {
-            "title": "Demo (built-in, offline)",
-            "command": sys.executable,
-            "args": ["-m", "acp_lsp.demo_agent"],
-        },
-        "claude": {
-            "title": "Claude Code",
-            "command": "npx",
-            "args": ["-y", "@zed-industries/claude-agent-acp@0.23.1"],
-            "env": {"ANTHROPIC_API_KEY": "${env:ANTHROPIC_API_KEY}"},
-        },
-        "gemini": {
-            "title": "Gemini CLI",
-            "command": "gemini",
-            "args": ["--experimental-acp"],
-            "env": {"GEMINI_API_KEY": "${env:GEMINI_API_KEY}"},
-        },
-        "codex": {
-            "title": "Codex",
-            "command": "npx",
-            "args": ["-y", "@zed-industries/codex-acp"],
-            "env": {"OPENAI_API_KEY": "${env:OPENAI_API_KEY}"},
-        },
-    }
 
 
 _ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")

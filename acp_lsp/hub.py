@@ -320,6 +320,13 @@ class Hub:
     async def authenticate(self, agent: str, method_id: str) -> JsonObject:
         return await self.backend(agent).authenticate(method_id)
 
+    async def logout(self, agent: str) -> None:
+        await self.backend(agent).logout()
+
+    async def fork_session(self, session_id: str) -> Session:
+        session = self._usable(session_id)
+        return self._register(await self.backend(session.agent).fork_session(session))
+
     def _usable(self, session_id: str) -> Session:
         session = self.session(session_id)
         if session.status == "failed":

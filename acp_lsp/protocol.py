@@ -35,15 +35,19 @@ ACP_SET_FOLLOW: Final = "acp/setFollow"
 ACP_REVIEW_EDIT: Final = "acp/reviewEdit"
 ACP_AUTHENTICATE: Final = "acp/authenticate"
 ACP_RESTART_AGENT: Final = "acp/restartAgent"
+ACP_LOGOUT: Final = "acp/logout"
+ACP_FORK_SESSION: Final = "acp/forkSession"
 
 # -- server -> editor notifications --------------------------------------------------------
 ACP_SESSION_UPDATE: Final = "acp/sessionUpdate"
 ACP_SESSION_STATUS: Final = "acp/sessionStatus"
 ACP_TERMINAL_OUTPUT: Final = "acp/terminalOutput"
+ACP_ELICITATION_COMPLETE: Final = "acp/elicitationComplete"
 
 # -- server -> editor requests -------------------------------------------------------------
 ACP_REQUEST_PERMISSION: Final = "acp/requestPermission"
 ACP_SAVE_DOCUMENT: Final = "acp/saveDocument"
+ACP_ELICITATION: Final = "acp/elicitation"
 
 EDITOR_REQUESTS: Final = (
     ACP_LIST_AGENTS,
@@ -61,9 +65,16 @@ EDITOR_REQUESTS: Final = (
     ACP_REVIEW_EDIT,
     ACP_AUTHENTICATE,
     ACP_RESTART_AGENT,
+    ACP_LOGOUT,
+    ACP_FORK_SESSION,
 )
-SERVER_NOTIFICATIONS: Final = (ACP_SESSION_UPDATE, ACP_SESSION_STATUS, ACP_TERMINAL_OUTPUT)
-SERVER_REQUESTS: Final = (ACP_REQUEST_PERMISSION, ACP_SAVE_DOCUMENT)
+SERVER_NOTIFICATIONS: Final = (
+    ACP_SESSION_UPDATE,
+    ACP_SESSION_STATUS,
+    ACP_TERMINAL_OUTPUT,
+    ACP_ELICITATION_COMPLETE,
+)
+SERVER_REQUESTS: Final = (ACP_REQUEST_PERMISSION, ACP_SAVE_DOCUMENT, ACP_ELICITATION)
 ALL_METHODS: Final = EDITOR_REQUESTS + SERVER_NOTIFICATIONS + SERVER_REQUESTS
 
 # -- error codes (DESIGN §2) ---------------------------------------------------------------
@@ -103,6 +114,7 @@ SESSION_STATUSES: Final = (
 # Client capability names an editor declares in capabilities.experimental.acp.
 CLIENT_CAP_REQUEST_PERMISSION: Final = "requestPermission"
 CLIENT_CAP_SAVE_DOCUMENT: Final = "saveDocument"
+CLIENT_CAP_ELICITATION: Final = "elicitation"
 
 
 def server_capability() -> JsonObject:
@@ -203,6 +215,14 @@ class RestartAgentParams(Params):
     agent: str
 
 
+class LogoutParams(Params):
+    agent: str
+
+
+class ForkSessionParams(SessionIdParams):
+    pass
+
+
 PARAMS_BY_METHOD: Final[dict[str, type[Params]]] = {
     ACP_LIST_AGENTS: ListAgentsParams,
     ACP_NEW_SESSION: NewSessionParams,
@@ -219,6 +239,8 @@ PARAMS_BY_METHOD: Final[dict[str, type[Params]]] = {
     ACP_REVIEW_EDIT: ReviewEditParams,
     ACP_AUTHENTICATE: AuthenticateParams,
     ACP_RESTART_AGENT: RestartAgentParams,
+    ACP_LOGOUT: LogoutParams,
+    ACP_FORK_SESSION: ForkSessionParams,
 }
 
 

@@ -3,6 +3,9 @@
 #   DEST/acp-python-examples/{echo_agent.py,agent.py}   from the sdist of agent-client-protocol
 #   DEST/ts-sdk/node_modules/@agentclientprotocol/sdk/  with dist/examples/agent.js and
 #                                                        schema/schema.json (ACP v1 schema)
+#   DEST/ts-sdk-2/node_modules/@agentclientprotocol/sdk/  the newest SDK (version in
+#       docs/acp-schema-versions.json): schema/v1/schema{,.unstable}.json, which the tests
+#       validate every frame the bridge sends against
 # Usage: scripts/fetch-test-peers.sh [DEST]   (default: .cache/peers under the repository root)
 # Idempotent: what is already in place is not fetched again. Only the package registries
 # (PyPI through pip, npm through npm) are contacted.
@@ -77,5 +80,22 @@ fetch_ts_sdk() {
     echo "ts sdk: $pkg"
 }
 
+fetch_schema_sdk() {
+    local version out pkg
+    version="$(sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' "$repo_root/docs/acp-schema-versions.json" | head -n 1)"
+    out="$dest/ts-sdk-2"
+    pkg="$out/node_modules/@agentclientprotocol/sdk"
+    if [[ -f "$pkg/schema/v1/schema.unstable.json" ]] && grep -q "\"version\": \"$version\"" "$pkg/package.json"; then
+        echo "schema sdk: already present ($pkg, $version)"
+        return
+    fi
+    mkdir -p "$out"
+    [[ -f "$out/package.json" ]] || echo '{"name": "acp-lsp-schema-sdk", "private": true}' >"$out/package.json"
+    npm install --prefix "$out" --no-audit --no-fund --loglevel=error "@agentclientprotocol/sdk@$version"
+    [[ -f "$pkg/schema/v1/schema.json" ]] || { echo "error: $pkg/schema/v1/schema.json missing" >&2; return 1; }
+    echo "schema sdk: $pkg ($version)"
+}
+
 fetch_python_examples
 fetch_ts_sdk
+fetch_schema_sdk

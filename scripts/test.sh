@@ -9,6 +9,8 @@ say() { printf '\033[1m[acp-lsp tests]\033[0m %s\n' "$*" >&2; }
 
 say "fetching the third-party ACP peers (Python SDK examples, TypeScript SDK)"
 bash scripts/fetch-test-peers.sh
+say "installing the production agents at their pinned versions (Claude, Codex, Gemini CLI, Qwen Code)"
+bash scripts/fetch-agents.sh
 
 if [[ -z "${ACP_LSP_SKIP_VSCODE:-}" ]]; then
     say "installing code-server, Node 24, chromium and the extension's dependencies"

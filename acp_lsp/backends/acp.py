@@ -15,6 +15,7 @@ from typing import Any
 
 from acp_lsp import __version__
 from acp_lsp import protocol as p
+from acp_lsp.backends import acp_auth
 from acp_lsp.backends.acp_requests import AgentRequests
 from acp_lsp.backends.base import AgentInfo, Backend, BackendError, EditorPort
 from acp_lsp.backends.wire import AgentGone, AgentProcess, RpcError
@@ -33,6 +34,8 @@ CLIENT_CAPABILITIES: JsonObject = {
     "terminal": True,
     # terminal-type auth methods go to the editor as acp/authenticate {terminal}
     "auth": {"terminal": True},
+    # elicitation/create becomes acp/elicitation (or showMessageRequest questions)
+    "elicitation": {"form": {}, "url": {}},
 }
 
 
@@ -61,6 +64,7 @@ class AcpBackend(Backend):
         self.init_result: JsonObject = {}
         self.last_error: str | None = None
         self._stopping: AgentProcess | None = None  # a process we are stopping on purpose
+        self._starting = False
         # agent session id -> Session (the editor-facing id may differ on a collision)
         self._sessions: dict[str, Session] = {}
         self._agent_ids: dict[str, str] = {}
@@ -69,6 +73,8 @@ class AcpBackend(Backend):
         # session/resume (no replay) continues from what the bridge already knew
         self._failed: dict[str, tuple[str, Session]] = {}
         self._requests = AgentRequests(self)
+        # auth methods an agent named only in an error (Qwen Code lists them there)
+        self._learned_auth: list[JsonObject] = []
 
     # -- process ---------------------------------------------------------------------------
     @property
@@ -80,18 +86,34 @@ class AcpBackend(Backend):
         title = self.config.title
         if title is None and isinstance(agent_info, dict):
             title = agent_info.get("title") or agent_info.get("name")
-        methods = self.init_result.get("authMethods")
+        methods = self._auth_methods()
         extra: JsonObject = {}
         if self.last_error:
             extra["error"] = self._secrets.redact(self.last_error)
+        if isinstance(agent_info, dict) and isinstance(agent_info.get("version"), str):
+            extra["version"] = agent_info["version"]
+        if self._caps():
+            extra["agentCapabilities"] = self._caps()
+            extra["promptCapabilities"] = self._prompt_caps()
+        if self._starting:
+            extra["starting"] = True
         return AgentInfo(
             name=self.name,
             title=title or self.name,
             protocol="acp",
             running=self.running,
-            auth_methods=methods if isinstance(methods, list) and methods else None,
+            auth_methods=methods or None,
             extra=extra,
         )
+
+    def _auth_methods(self) -> list[JsonObject]:
+        known = acp_auth.auth_methods(self.init_result.get("authMethods"))
+        ids = {m.get("id") for m in known}
+        return known + [m for m in self._learned_auth if m.get("id") not in ids]
+
+    def _prompt_caps(self) -> JsonObject:
+        caps = self._caps().get("promptCapabilities")
+        return dict(caps) if isinstance(caps, dict) else {}
 
     def _caps(self) -> JsonObject:
         caps = self.init_result.get("agentCapabilities")
@@ -108,73 +130,88 @@ class AcpBackend(Backend):
         async with self._start_lock:
             if self._proc is not None and self._proc.alive:
                 return self._proc
-            command = self.config.command or ""
-            env = agent_environment(self.config, self._environ, self._secrets)
-            if shutil.which(command, path=env.get("PATH")) is None and "/" not in command:
-                self.last_error = f"command not found: {command!r}"
-                raise BackendError(
-                    p.AGENT_UNAVAILABLE,
-                    f"agent {self.name!r} failed to start: command not found: {command!r}",
-                    {"agent": self.name, "stderr": ""},
-                )
+            # a first npx run downloads the agent: the editor shows progress meanwhile
+            self._starting = True
+            self.editor.agent_starting(self.name)
             try:
-                proc = await AgentProcess.start(
-                    command,
-                    list(self.config.args),
-                    env=env,
-                    cwd=None,
-                    on_notification=self._on_notification,
-                    on_request=self._requests.handle,
-                    on_stderr=self._on_stderr,
-                    on_exit=self._on_exit,
-                    on_send=self._on_send,
-                    name=self.name,
-                )
-            except AgentGone as exc:
-                self.last_error = str(exc)
-                raise BackendError(
-                    p.AGENT_UNAVAILABLE,
-                    f"agent {self.name!r} failed to start: {exc}",
-                    {"agent": self.name, "stderr": self._secrets.redact(exc.stderr_tail)},
-                ) from None
-            self._proc = proc
-            try:
-                result = await proc.request(
-                    "initialize",
-                    {
-                        "protocolVersion": ACP_PROTOCOL_VERSION,
-                        "clientCapabilities": CLIENT_CAPABILITIES,
-                        "clientInfo": {
-                            "name": "acp-lsp",
-                            "title": "acp-lsp",
-                            "version": __version__,
-                        },
+                return await self._start()
+            finally:
+                self._starting = False
+                self.editor.agent_started(self.name)
+
+    async def _start(self) -> AgentProcess:
+        command = self.config.command or ""
+        env = agent_environment(self.config, self._environ, self._secrets)
+        if shutil.which(command, path=env.get("PATH")) is None and "/" not in command:
+            self.last_error = f"command not found: {command!r}"
+            raise BackendError(
+                p.AGENT_UNAVAILABLE,
+                f"agent {self.name!r} failed to start: command not found: {command!r}",
+                {"agent": self.name, "stderr": ""},
+            )
+        try:
+            proc = await AgentProcess.start(
+                command,
+                list(self.config.args),
+                env=env,
+                cwd=None,
+                on_notification=self._on_notification,
+                on_request=self._requests.handle,
+                on_stderr=self._on_stderr,
+                on_exit=self._on_exit,
+                on_send=self._on_send,
+                name=self.name,
+            )
+        except AgentGone as exc:
+            self.last_error = str(exc)
+            raise BackendError(
+                p.AGENT_UNAVAILABLE,
+                f"agent {self.name!r} failed to start: {exc}",
+                {"agent": self.name, "stderr": self._secrets.redact(exc.stderr_tail)},
+            ) from None
+        self._proc = proc
+        try:
+            result = await proc.request(
+                "initialize",
+                {
+                    "protocolVersion": ACP_PROTOCOL_VERSION,
+                    "clientCapabilities": CLIENT_CAPABILITIES,
+                    "clientInfo": {
+                        "name": "acp-lsp",
+                        "title": "acp-lsp",
+                        "version": __version__,
                     },
-                    timeout=self.config.request_timeout,
+                },
+                timeout=self.config.start_timeout,
+            )
+        except (AgentGone, RpcError, TimeoutError) as exc:
+            tail = proc.stderr_tail()
+            await proc.close(grace=0.5)
+            self._proc = None
+            if isinstance(exc, TimeoutError):
+                exc = TimeoutError(
+                    f"no answer within startTimeout ({self.config.start_timeout:g} s; "
+                    "a first npx run downloads the agent: raise startTimeout if it is slow)"
                 )
-            except (AgentGone, RpcError, TimeoutError) as exc:
-                tail = proc.stderr_tail()
-                await proc.close(grace=0.5)
-                self._proc = None
-                self.last_error = f"initialize failed: {exc}"
-                raise BackendError(
-                    p.AGENT_UNAVAILABLE,
-                    f"agent {self.name!r} failed to start: initialize: {exc}",
-                    {"agent": self.name, "stderr": self._secrets.redact(tail)},
-                ) from None
-            self.init_result = result if isinstance(result, dict) else {}
-            version = self.init_result.get("protocolVersion")
-            if version != ACP_PROTOCOL_VERSION:
-                await proc.close(grace=0.5)
-                self._proc = None
-                self.last_error = f"unsupported protocol version {version!r}"
-                raise BackendError(
-                    p.AGENT_UNAVAILABLE,
-                    f"agent {self.name!r} speaks ACP protocol version {version!r}; "
-                    f"acp-lsp speaks {ACP_PROTOCOL_VERSION}",
-                )
-            self.last_error = None
-            return proc
+            self.last_error = f"initialize failed: {exc}"
+            raise BackendError(
+                p.AGENT_UNAVAILABLE,
+                f"agent {self.name!r} failed to start: initialize: {exc}",
+                {"agent": self.name, "stderr": self._secrets.redact(tail)},
+            ) from None
+        self.init_result = result if isinstance(result, dict) else {}
+        version = self.init_result.get("protocolVersion")
+        if version != ACP_PROTOCOL_VERSION:
+            await proc.close(grace=0.5)
+            self._proc = None
+            self.last_error = f"unsupported protocol version {version!r}"
+            raise BackendError(
+                p.AGENT_UNAVAILABLE,
+                f"agent {self.name!r} speaks ACP protocol version {version!r}; "
+                f"acp-lsp speaks {ACP_PROTOCOL_VERSION}",
+            )
+        self.last_error = None
+        return proc
 
     async def call(self, method: str, params: JsonObject, *, timeout: float | None = -1.0) -> Any:
         """A request to the agent, with agent errors mapped to acp/* errors."""
@@ -184,11 +221,7 @@ class AcpBackend(Backend):
             return await proc.request(method, params, timeout=wait)
         except RpcError as exc:
             if exc.code == p.AUTH_REQUIRED:
-                raise BackendError(
-                    p.AUTH_REQUIRED,
-                    f"agent {self.name!r} requires authentication: {exc.message}",
-                    {"authMethods": self.init_result.get("authMethods") or [], "agent": self.name},
-                ) from None
+                raise self._auth_error(exc) from None
             if exc.code == -32601:
                 raise BackendError(
                     p.NOT_SUPPORTED, f"agent {self.name!r} does not support {method}"
@@ -207,6 +240,17 @@ class AcpBackend(Backend):
                 f"agent {self.name!r} exited: {exc}",
                 {"agent": self.name, "stderr": self._secrets.redact(exc.stderr_tail)},
             ) from None
+
+    def _auth_error(self, exc: RpcError) -> BackendError:
+        data = acp_auth.auth_error_data(
+            self.name, self.config, self._auth_methods(), exc.data, exc.message
+        )
+        self._learned_auth = [
+            m for m in data["authMethods"] if m not in self._auth_methods()
+        ] + self._learned_auth
+        hint = acp_auth.describe(data["authMethods"])
+        message = f"agent {self.name!r} requires authentication: {exc.message}"
+        return BackendError(p.AUTH_REQUIRED, message + (f" ({hint})" if hint else ""), data)
 
     def _on_stderr(self, line: str) -> None:
         self.editor.log("log", f"[{self.name}] {self._secrets.redact(line)}")
@@ -259,6 +303,7 @@ class AcpBackend(Backend):
             editor_sid = f"{self.name}/{agent_sid}" + (f"#{suffix}" if suffix > 1 else "")
             suffix += 1
         session = Session(editor_sid, self.name, cwd, dirs)
+        session.prompt_capabilities = self._prompt_caps()
         self._sessions[agent_sid] = session
         self._agent_ids[editor_sid] = agent_sid
         self.editor.hold(session)
@@ -267,13 +312,28 @@ class AcpBackend(Backend):
         return session
 
     def _mcp_servers(self) -> list[JsonObject]:
-        return list(self.config.mcp_servers)
+        """Configured MCP servers the agent can take: stdio always, http/sse when advertised."""
+        caps = self._caps().get("mcpCapabilities")
+        offered = caps if isinstance(caps, dict) else {}
+        out: list[JsonObject] = []
+        for server in self.config.mcp_servers:
+            kind = server.get("type", "stdio")
+            if kind == "stdio" or offered.get(kind):
+                out.append(server)
+            else:
+                self.editor.log(
+                    "warning",
+                    f"[{self.name}] MCP server {server.get('name')!r} left out: "
+                    f"the agent does not accept {kind!r} MCP servers",
+                )
+        return out
 
     def _dirs_param(self, params: JsonObject, dirs: list[str]) -> None:
         if dirs and self._has_session_cap("additionalDirectories"):
             params["additionalDirectories"] = dirs
 
     async def new_session(self, cwd: str, additional_directories: list[str]) -> Session:
+        await self._process()  # the agent's capabilities decide which MCP servers go along
         params: JsonObject = {"cwd": cwd, "mcpServers": self._mcp_servers()}
         self._dirs_param(params, additional_directories)
         result = await self.call("session/new", params)
@@ -357,8 +417,7 @@ class AcpBackend(Backend):
 
     def _prompt_blocks(self, blocks: list[JsonObject]) -> list[JsonObject]:
         """Restrict content to what the agent accepts (text and resource_link always)."""
-        prompt_caps = self._caps().get("promptCapabilities")
-        caps = prompt_caps if isinstance(prompt_caps, dict) else {}
+        caps = self._prompt_caps()
         out: list[JsonObject] = []
         for block in blocks:
             kind = block.get("type")
@@ -370,7 +429,9 @@ class AcpBackend(Backend):
                     continue
             if kind in ("image", "audio") and not caps.get(kind):
                 raise BackendError(
-                    p.INVALID_PARAMS, f"prompt: agent {self.name!r} does not accept {kind} content"
+                    p.INVALID_PARAMS,
+                    f"prompt: agent {self.name!r} does not accept {kind} content "
+                    f"(promptCapabilities.{kind} is not set)",
                 )
             out.append(block)
         return out
@@ -440,27 +501,46 @@ class AcpBackend(Backend):
 
     async def authenticate(self, method_id: str) -> JsonObject:
         await self._process()
-        methods = self.init_result.get("authMethods")
-        method = next(
-            (m for m in methods or [] if isinstance(m, dict) and m.get("id") == method_id), None
-        )
+        methods = self._auth_methods()
+        method = next((m for m in methods if m.get("id") == method_id), None)
         if method is None:
-            known = [m.get("id") for m in methods or [] if isinstance(m, dict)]
+            known = [m.get("id") for m in methods]
             raise BackendError(
                 p.INVALID_PARAMS,
                 f"methodId: agent {self.name!r} has no auth method {method_id!r} (offers {known})",
             )
-        if method.get("type") == "terminal":
-            env = {k: str(v) for k, v in (method.get("env") or {}).items()}
-            return {
-                "terminal": {
-                    "command": self.config.command,
-                    "args": [*self.config.args, *(method.get("args") or [])],
-                    "env": env,
-                }
-            }
+        kind = acp_auth.method_type(method)
+        if kind == "terminal":
+            return {"terminal": acp_auth.terminal_command(self.config, method)}
+        if kind == "env_var":
+            return acp_auth.env_var_answer(self.name, method)
         await self.call("authenticate", {"methodId": method_id})
         return {}
+
+    async def logout(self) -> None:
+        await self._process()
+        auth = self._caps().get("auth")
+        if not (isinstance(auth, dict) and auth.get("logout") is not None):
+            raise BackendError(p.NOT_SUPPORTED, f"agent {self.name!r} does not support logout")
+        await self.call("logout", {})
+
+    async def fork_session(self, session: Session) -> Session:
+        if not self._has_session_cap("fork"):
+            raise BackendError(p.NOT_SUPPORTED, f"agent {self.name!r} cannot fork sessions")
+        params: JsonObject = {
+            "sessionId": self.agent_id(session),
+            "cwd": session.cwd,
+            "mcpServers": self._mcp_servers(),
+        }
+        self._dirs_param(params, session.additional_directories)
+        result = await self.call("session/fork", params)
+        if not isinstance(result, dict) or not isinstance(result.get("sessionId"), str):
+            raise BackendError(p.AGENT_ERROR, f"agent {self.name!r}: session/fork: bad result")
+        fork = self._adopt(result["sessionId"], session.cwd, session.additional_directories)
+        fork.take_history(session)
+        fork.forked_from = session.session_id
+        self._apply_state(fork, result)
+        return fork
 
     async def stop(self) -> None:
         """Stop the agent process (its live sessions fail); the next use starts it again."""
@@ -483,6 +563,12 @@ class AcpBackend(Backend):
 
     # -- incoming --------------------------------------------------------------------------
     def _on_notification(self, method: str, params: Any) -> None:
+        if method == "elicitation/complete" and isinstance(params, dict):
+            elicitation_id = params.get("elicitationId")
+            if isinstance(elicitation_id, str):
+                session = self.session_for(params.get("sessionId"))
+                self.editor.elicitation_complete(session, self.name, elicitation_id)
+            return
         if method != "session/update" or not isinstance(params, dict):
             return
         update = params.get("update")

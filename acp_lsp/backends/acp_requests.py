@@ -152,6 +152,16 @@ class AgentRequests:
         await self.backend.editor.release_terminal(session, _str(params, "terminalId"))
         return {}
 
+    async def elicit(self, params: Any) -> JsonObject:
+        """An agent's structured question; tied to a session or (during auth) to none."""
+        if not isinstance(params, dict) or not isinstance(params.get("message"), str):
+            raise RpcError(p.INVALID_PARAMS, "message: expected a string")
+        if params.get("mode") not in ("form", "url"):
+            return {"action": "decline"}  # a future mode we cannot show
+        session = self.backend.session_for(params.get("sessionId"))
+        request = {k: v for k, v in params.items() if k != "sessionId"}
+        return await self.backend.editor.elicit(session, self.backend.name, request)
+
 
 _HANDLERS = {
     "session/request_permission": AgentRequests.request_permission,
@@ -162,4 +172,5 @@ _HANDLERS = {
     "terminal/wait_for_exit": AgentRequests.wait_for_exit,
     "terminal/kill": AgentRequests.kill_terminal,
     "terminal/release": AgentRequests.release_terminal,
+    "elicitation/create": AgentRequests.elicit,
 }

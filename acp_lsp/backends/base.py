@@ -71,6 +71,21 @@ class EditorPort(Protocol):
     def hold(self, session: Session) -> None:
         """A session the editor does not know yet: queue its updates until it is announced."""
 
+    def agent_starting(self, agent: str) -> None:
+        """An agent process is starting (a first npx run may download it for minutes)."""
+
+    def agent_started(self, agent: str) -> None:
+        """The start finished, well or not."""
+
+    async def elicit(self, session: Session | None, agent: str, request: JsonObject) -> JsonObject:
+        """Ask the user an agent's structured question (ACP elicitation/create)."""
+        ...
+
+    def elicitation_complete(
+        self, session: Session | None, agent: str, elicitation_id: str
+    ) -> None:
+        """A URL elicitation finished on the agent's side."""
+
     def turn_started(self, session: Session, work_done_token: str | int | None) -> None:
         """A turn begins: status ``running``, work-done progress."""
 
@@ -204,6 +219,12 @@ class Backend(abc.ABC):
 
     async def authenticate(self, method_id: str) -> JsonObject:
         raise BackendError(-32006, f"agent {self.name!r} has no authentication methods")
+
+    async def logout(self) -> None:
+        raise BackendError(-32006, f"agent {self.name!r} does not support logout")
+
+    async def fork_session(self, session: Session) -> Session:
+        raise BackendError(-32006, f"agent {self.name!r} cannot fork sessions")
 
     async def restart(self) -> None:
         """Stop the agent (its live sessions fail) so the next use starts it again."""

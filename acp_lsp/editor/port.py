@@ -20,6 +20,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError, PermissionAnswer
 from acp_lsp.editor.batcher import UpdateBatcher
+from acp_lsp.editor.elicitation import Elicitations
 from acp_lsp.editor.files import DocumentFiles
 from acp_lsp.editor.follow import Follower
 from acp_lsp.editor.permissions import PermissionBroker
@@ -101,6 +102,13 @@ class EditorSide:
             review_writes=lambda: self.server.settings.review_writes,
         )
         self.terminals = Terminals(self._send_terminal_output)
+        self.elicitations = Elicitations(
+            rich_editor=lambda: bool(self.server.protocol.client_acp.get(p.CLIENT_CAP_ELICITATION)),
+            send_request=self.server.protocol.send_request_async,
+            notify=self.server.protocol.send_notification_raw,
+            ask=self._ask,
+            say=lambda msg: self.show_message(msg, "warning"),
+        )
         self.review = ReviewManager(self.files, self.publish, self.sandbox)
         self.logs = LogLimiter()
         self._sessions: dict[str, Session] = {}
@@ -258,6 +266,34 @@ class EditorSide:
                 type=_LOG_TYPES.get(level, types.MessageType.Log), message=message
             )
         )
+
+    async def _ask(self, message: str, actions: list[str]) -> str | None:
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Info,
+            message=message,
+            actions=[types.MessageActionItem(title=a) for a in actions],
+        )
+        item = await self.server.window_show_message_request_async(params)
+        return item.title if item is not None else None
+
+    def agent_starting(self, agent: str) -> None:
+        self.server.tasks.spawn(
+            self.progress.begin(f"start:{agent}", agent, None, title=f"Starting {agent}"),
+            name="start progress",
+        )
+
+    def agent_started(self, agent: str) -> None:
+        self.progress.end(f"start:{agent}")
+
+    async def elicit(self, session: Session | None, agent: str, request: JsonObject) -> JsonObject:
+        return await self.elicitations.elicit(
+            session.session_id if session else None, agent, request
+        )
+
+    def elicitation_complete(
+        self, session: Session | None, agent: str, elicitation_id: str
+    ) -> None:
+        self.elicitations.complete(session.session_id if session else None, agent, elicitation_id)
 
     def turn_started(self, session: Session, work_done_token: str | int | None) -> None:
         self.review.turn_started(session)

@@ -26,7 +26,10 @@ class TurnProgress:
             get_capability(self._server.client_capabilities, "window.work_done_progress", False)
         )
 
-    async def begin(self, session_id: str, agent: str, token: str | int | None) -> None:
+    async def begin(
+        self, session_id: str, agent: str, token: str | int | None, title: str | None = None
+    ) -> None:
+        """Progress keyed by ``session_id`` (a turn; or any key, e.g. an agent starting)."""
         if token is None:
             if not self._supported():
                 return
@@ -48,7 +51,9 @@ class TurnProgress:
         self._begun.add(token)
         self._server.work_done_progress.begin(
             token,
-            types.WorkDoneProgressBegin(title=f"{agent}: working", cancellable=True),
+            types.WorkDoneProgressBegin(
+                title=title or f"{agent}: working", cancellable=title is None
+            ),
         )
 
     def report(self, session_id: str, tool_call: dict[str, Any]) -> None:

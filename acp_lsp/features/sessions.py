@@ -133,3 +133,14 @@ def register(server: AcpLanguageServer) -> None:
     async def restart_agent(server: AcpLanguageServer, params: p.RestartAgentParams) -> JsonObject:
         await server.hub.restart_agent(params.agent)
         return {}
+
+    @feature(p.ACP_LOGOUT)
+    @_errors
+    async def logout(server: AcpLanguageServer, params: p.LogoutParams) -> JsonObject:
+        await server.hub.logout(params.agent)
+        return {}
+
+    @feature(p.ACP_FORK_SESSION)
+    @_errors
+    async def fork_session(server: AcpLanguageServer, params: p.ForkSessionParams) -> JsonObject:
+        return server.editor.announce(await server.hub.fork_session(params.session_id))

@@ -11,6 +11,7 @@ snapshots) share raw agent JSON with the session and must be treated as read-onl
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable
 
@@ -47,6 +48,9 @@ class Session:
         self.seq = 0  # owned by the editor side: last acp/sessionUpdate seq it sent
         self.title: str | None = None
         self.updated_at: str | None = None
+        self.forked_from: str | None = None
+        # what the agent accepts in prompts (ACP promptCapabilities), for front ends
+        self.prompt_capabilities: dict[str, JSON] | None = None
 
         self._timeline = Timeline(session_id)
         self._tool_calls = ToolCalls()
@@ -265,6 +269,14 @@ class Session:
     def config_options(self) -> list[JSON] | None:
         return self._config_options
 
+    def take_history(self, source: Session) -> None:
+        """Start from a copy of ``source``'s conversation (ACP session/fork keeps it)."""
+        self._timeline = copy.deepcopy(source._timeline)
+        self._tool_calls = copy.deepcopy(source._tool_calls)
+        self._plan = copy.deepcopy(source._plan)
+        self._usage = copy.deepcopy(source._usage)
+        self.title = source.title
+
     def message_count(self) -> int:
         return self._timeline.message_count()
 
@@ -301,6 +313,8 @@ class Session:
             "title": self.title,
             "updatedAt": self.updated_at,
             "additionalDirectories": list(self.additional_directories) or None,
+            "forkedFrom": self.forked_from,
+            "promptCapabilities": self.prompt_capabilities,
         }
         snapshot.update((key, value) for key, value in optional.items() if value is not None)
         return snapshot

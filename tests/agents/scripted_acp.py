@@ -225,7 +225,7 @@ class ScriptedAgent:
         steps = self.on.get(f"{method}#{count}", self.on.get(method))
         ctx = Context(self, message)
         ctx.vars["n"] = count
-        if method == "session/new":
+        if method in ("session/new", "session/fork"):
             self.start_session(ctx)
         elif method in ("session/load", "session/resume") and ctx.session_id:
             info = self.sessions.setdefault(ctx.session_id, {})
@@ -257,7 +257,7 @@ class ScriptedAgent:
     def respond_default(self, method: str, ctx: Context) -> None:
         if method == "initialize":
             result: Any = self.script.get("initialize", DEFAULT_INITIALIZE)
-        elif method == "session/new":
+        elif method in ("session/new", "session/fork"):
             result = {"sessionId": ctx.session_id, **self.script.get("new_session", {})}
         elif method == "session/list":
             result = {"sessions": [self.session_info(sid) for sid in self.sessions]}

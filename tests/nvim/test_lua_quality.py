@@ -53,6 +53,7 @@ def test_protocol_mirror_matches_the_server(editor: Editor) -> None:
     assert set(lua["client_capability"]) == {
         p.CLIENT_CAP_REQUEST_PERMISSION,
         p.CLIENT_CAP_SAVE_DOCUMENT,
+        p.CLIENT_CAP_ELICITATION,
     }
     # Every notification and server request has a handler in the client config.
     handlers = editor.lua("return vim.tbl_keys(require('acp_lsp.config').lsp_config().handlers)")

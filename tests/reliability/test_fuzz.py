@@ -162,6 +162,8 @@ METHOD_FIELDS = {
     p.ACP_REVIEW_EDIT: ["sessionId", "action", "toolCallId", "path"],
     p.ACP_AUTHENTICATE: ["agent", "methodId"],
     p.ACP_RESTART_AGENT: ["agent"],
+    p.ACP_LOGOUT: ["agent"],
+    p.ACP_FORK_SESSION: ["sessionId"],
 }
 assert set(METHOD_FIELDS) == set(p.EDITOR_REQUESTS)
 

@@ -77,6 +77,10 @@ class TestEditor(LanguageClient):
         self.message_policy: Callable[[types.ShowMessageRequestParams], str | None] = lambda p: (
             p.actions[0].title if p.actions else None
         )
+        self.elicitations: list[JsonObject] = []
+        self.elicitation_policy: Callable[[JsonObject], JsonObject] = lambda _p: {
+            "action": "decline"
+        }
         self.edit_mode = "apply"  # apply | refuse | skip (answer applied but do nothing)
         self._changed = asyncio.Event()
         self._status_event = asyncio.Event()
@@ -189,6 +193,17 @@ class TestEditor(LanguageClient):
                 answer = await answer
             return answer
 
+        @self.feature("acp/elicitation")
+        def elicitation(client: TestEditor, params: JsonObject) -> JsonObject:
+            client.check("acp/elicitation", "params", params)
+            client.elicitations.append(params)
+            return client.elicitation_policy(params)
+
+        @self.feature("acp/elicitationComplete")
+        def elicitation_complete(client: TestEditor, params: JsonObject) -> None:
+            client.check("acp/elicitationComplete", "params", params)
+            client.notifications.append(("acp/elicitationComplete", params))
+
         @self.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
         def show_message_request(
             client: TestEditor, params: types.ShowMessageRequestParams
@@ -266,6 +281,15 @@ class TestEditor(LanguageClient):
 
         await asyncio.wait_for(loop(), timeout)
 
+    def progress_titles(self) -> list[str]:
+        """Titles of every work-done progress the server began."""
+        return [
+            r.title
+            for reports in self.progress_reports.values()
+            for r in reports
+            if isinstance(r, types.WorkDoneProgressBegin)
+        ]
+
     def status_values(self, session_id: str) -> list[str]:
         return [s["status"] for s in self.statuses[session_id]]
 
@@ -284,6 +308,6 @@ def pick(kind: str) -> PermissionPolicy:
 
 def capabilities(profile: str, *, rich: bool = True) -> types.ClientCapabilities:
     caps = pytest_lsp.client_capabilities(profile)
-    experimental = {"acp": {"requestPermission": rich, "saveDocument": rich}}
+    experimental = {"acp": {"requestPermission": rich, "saveDocument": rich, "elicitation": rich}}
     caps.experimental = experimental
     return caps

@@ -5,8 +5,11 @@ The schema's top-level envelope types `method` as a plain string and lets any `p
 message is checked against the `$defs` type its method names: one wrapper schema per type,
 `{"$defs": <all $defs>, "$ref": "#/$defs/<Type>"}`, draft 2020-12.
 
-The schema file is `schema/schema.json` of the npm package `@agentclientprotocol/sdk@1.9.0`,
-installed by `scripts/fetch-test-peers.sh` (override with env `ACP_SCHEMA_PATH`).
+The schema file is `schema/v1/schema.json` of the npm package `@agentclientprotocol/sdk` at the
+version `docs/acp-schema-versions.json` records (the newest), installed by
+`scripts/fetch-test-peers.sh` (override with env `ACP_SCHEMA_PATH`). Types the stable schema
+lacks (unstable methods such as `session/fork`) are looked up in `schema.unstable.json` beside
+it.
 
 Directions: the *client* (acp-lsp) sends requests and notifications to an agent and answers
 the agent's requests; the *agent* does the reverse. `validate_client_message` checks what the
@@ -27,7 +30,7 @@ from jsonschema.exceptions import ValidationError, best_match
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SCHEMA_PATH = (
-    REPO_ROOT / ".cache/peers/ts-sdk/node_modules/@agentclientprotocol/sdk/schema/schema.json"
+    REPO_ROOT / ".cache/peers/ts-sdk-2/node_modules/@agentclientprotocol/sdk/schema/v1/schema.json"
 )
 
 # Client → agent requests: method → (params type, result type).
@@ -47,6 +50,7 @@ CLIENT_REQUESTS: dict[str, tuple[str, str]] = {
         "SetSessionConfigOptionResponse",
     ),
     "session/prompt": ("PromptRequest", "PromptResponse"),
+    "session/fork": ("ForkSessionRequest", "ForkSessionResponse"),  # unstable
 }
 # Client → agent notifications: method → params type.
 CLIENT_NOTIFICATIONS: dict[str, str] = {
@@ -100,6 +104,9 @@ def load_schema() -> dict[str, Any]:
 def _validator(path: str, type_name: str) -> Draft202012Validator:
     schema = _load_schema(path)
     defs = schema["$defs"]
+    unstable = Path(path).with_name("schema.unstable.json")
+    if type_name not in defs and unstable.is_file():
+        defs = _load_schema(str(unstable))["$defs"]
     if type_name not in defs:
         raise KeyError(f"type {type_name!r} is not in the $defs of {path}")
     wrapper = {

@@ -136,7 +136,11 @@ def test_client_capability_names_match() -> None:
     caps = re.search(r"CLIENT_CAPABILITIES = \{(.*?)\}", text, re.S)
     assert caps is not None
     names = set(re.findall(r"(\w+): true", caps.group(1)))
-    assert names == {protocol.CLIENT_CAP_REQUEST_PERMISSION, protocol.CLIENT_CAP_SAVE_DOCUMENT}
+    assert names == {
+        protocol.CLIENT_CAP_REQUEST_PERMISSION,
+        protocol.CLIENT_CAP_SAVE_DOCUMENT,
+        protocol.CLIENT_CAP_ELICITATION,
+    }
     schema_caps = _schema()["clientCapability"]
     assert isinstance(schema_caps, dict)
     assert names == set(schema_caps["experimental.acp"])

@@ -7,6 +7,7 @@ import { CHAT_VIEW_ID, ChatViewProvider } from "./chat/view";
 import { registerCommands } from "./commands";
 import { DiffDocuments } from "./diffs";
 import { saveDocuments } from "./documents";
+import { askElicitation } from "./elicitation";
 import { PermissionBroker } from "./permissions";
 import { AcpServer } from "./server";
 import { SessionStore } from "./sessions";
@@ -36,6 +37,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
     terminalOutput: (p) => store.handleTerminal(p),
     requestPermission: (p, token) => permissions.request(p, token),
     saveDocument: (p) => saveDocuments(p, output),
+    elicitation: (p) => askElicitation(p),
+    elicitationComplete: (p) => output.info(`${p.agent}: elicitation ${p.elicitationId} completed`),
   });
   const store: SessionStore = new SessionStore(server, () => readSettings().followAlong);
   const diffs = new DiffDocuments();

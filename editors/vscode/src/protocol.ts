@@ -32,6 +32,9 @@ import type {
   RequestPermissionResult,
   SaveDocumentParams,
   SaveDocumentResult,
+  ElicitationParams,
+  ElicitationResult,
+  ElicitationCompleteParams,
 } from "./model/types";
 
 export type * from "./model/types";
@@ -62,12 +65,17 @@ export const authenticate = new RequestType<AuthenticateParams, AuthenticateResu
   "acp/authenticate",
 );
 export const restartAgent = new RequestType<AgentParams, Empty, void>("acp/restartAgent");
+export const logout = new RequestType<AgentParams, Empty, void>("acp/logout");
+export const forkSession = new RequestType<SessionIdParams, SessionSnapshot, void>("acp/forkSession");
 
 // -- methods: server -> editor notifications -------------------------------------------------
 
 export const sessionUpdate = new NotificationType<SessionUpdateParams>("acp/sessionUpdate");
 export const sessionStatus = new NotificationType<SessionStatusParams>("acp/sessionStatus");
 export const terminalOutput = new NotificationType<TerminalOutputParams>("acp/terminalOutput");
+export const elicitationComplete = new NotificationType<ElicitationCompleteParams>(
+  "acp/elicitationComplete",
+);
 
 // -- methods: server -> editor requests ------------------------------------------------------
 
@@ -76,6 +84,9 @@ export const requestPermission = new RequestType<RequestPermissionParams, Reques
 );
 export const saveDocument = new RequestType<SaveDocumentParams, SaveDocumentResult, void>(
   "acp/saveDocument",
+);
+export const elicitation = new RequestType<ElicitationParams, ElicitationResult, void>(
+  "acp/elicitation",
 );
 
 /** The method lists, in the same grouping as `acp_lsp/protocol.py`. */
@@ -95,9 +106,16 @@ export const EDITOR_REQUESTS = [
   reviewEdit,
   authenticate,
   restartAgent,
+  logout,
+  forkSession,
 ].map((t) => t.method);
-export const SERVER_NOTIFICATIONS = [sessionUpdate, sessionStatus, terminalOutput].map((t) => t.method);
-export const SERVER_REQUESTS = [requestPermission, saveDocument].map((t) => t.method);
+export const SERVER_NOTIFICATIONS = [
+  sessionUpdate,
+  sessionStatus,
+  terminalOutput,
+  elicitationComplete,
+].map((t) => t.method);
+export const SERVER_REQUESTS = [requestPermission, saveDocument, elicitation].map((t) => t.method);
 
 // -- error codes -----------------------------------------------------------------------------
 
@@ -114,4 +132,8 @@ export const ErrorCodes = {
 } as const;
 
 /** What this front end declares in `capabilities.experimental.acp` of `initialize`. */
-export const CLIENT_CAPABILITIES = { requestPermission: true, saveDocument: true } as const;
+export const CLIENT_CAPABILITIES = {
+  requestPermission: true,
+  saveDocument: true,
+  elicitation: true,
+} as const;

@@ -30,6 +30,8 @@ export interface ServerHandlers {
     token: vscode.CancellationToken,
   ): Promise<protocol.RequestPermissionResult>;
   saveDocument(params: protocol.SaveDocumentParams): Promise<protocol.SaveDocumentResult>;
+  elicitation(params: protocol.ElicitationParams): Promise<protocol.ElicitationResult>;
+  elicitationComplete(params: protocol.ElicitationCompleteParams): void;
 }
 
 /** Declares `capabilities.experimental.acp` in `initialize` (DESIGN §2). */
@@ -187,6 +189,8 @@ export class AcpServer implements vscode.Disposable {
     client.onNotification(protocol.terminalOutput, (p) => h.terminalOutput(p));
     client.onRequest(protocol.requestPermission, (p, token) => h.requestPermission(p, token));
     client.onRequest(protocol.saveDocument, (p) => h.saveDocument(p));
+    client.onRequest(protocol.elicitation, (p) => h.elicitation(p));
+    client.onNotification(protocol.elicitationComplete, (p) => h.elicitationComplete(p));
     // Also after the client's own restart of a crashed server: sessions must be fetched anew.
     client.onDidChangeState((event) => {
       if (this.client !== client) {

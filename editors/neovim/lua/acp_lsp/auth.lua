@@ -31,6 +31,9 @@ function M.run(agent, methods, retry)
       if err then
         return fail('authenticate')(err)
       end
+      if result and result.envVars then
+        return notify(result.message or 'set the variables in the agent env', vim.log.levels.WARN)
+      end
       local term = result and result.terminal
       if not term then
         return retry()

@@ -183,6 +183,8 @@ function M.lsp_config()
       [n.terminal_output] = handler('terminal_output'),
       [r.request_permission] = handler('request_permission'),
       [r.save_document] = handler('save_document'),
+      [r.elicitation] = handler('elicitation'),
+      [n.elicitation_complete] = handler('elicitation_complete'),
       ['window/showDocument'] = handler('show_document'),
       ['workspace/applyEdit'] = handler('apply_edit'),
       ['window/logMessage'] = handler('log_message'),

@@ -29,6 +29,15 @@ function M.request_permission(_, params)
   return require('acp_lsp.permissions').request(params)
 end
 
+--- acp/elicitation: the agent asks a structured question (a prompt per field).
+function M.elicitation(_, params)
+  return require('acp_lsp.elicitation').request(params)
+end
+
+function M.elicitation_complete(_, params)
+  require('acp_lsp.elicitation').complete(params)
+end
+
 --- acp/saveDocument {uris} -> {saved}: write the buffers an agent edit touched, so the disk
 --- matches before the agent runs commands.
 function M.save_document(_, params)

@@ -21,6 +21,8 @@ M.requests = {
   review_edit = 'acp/reviewEdit',
   authenticate = 'acp/authenticate',
   restart_agent = 'acp/restartAgent',
+  logout = 'acp/logout',
+  fork_session = 'acp/forkSession',
 }
 
 --- Server -> editor notifications.
@@ -28,12 +30,14 @@ M.notifications = {
   session_update = 'acp/sessionUpdate',
   session_status = 'acp/sessionStatus',
   terminal_output = 'acp/terminalOutput',
+  elicitation_complete = 'acp/elicitationComplete',
 }
 
 --- Server -> editor requests.
 M.server_requests = {
   request_permission = 'acp/requestPermission',
   save_document = 'acp/saveDocument',
+  elicitation = 'acp/elicitation',
 }
 
 --- JSON-RPC error codes of DESIGN §2.
@@ -54,6 +58,6 @@ M.errors = {
 M.statuses = { 'idle', 'running', 'awaiting_permission', 'cancelling', 'failed', 'closed' }
 
 --- What this front end declares in capabilities.experimental.acp of `initialize`.
-M.client_capability = { requestPermission = true, saveDocument = true }
+M.client_capability = { requestPermission = true, saveDocument = true, elicitation = true }
 
 return M

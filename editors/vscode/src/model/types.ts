@@ -115,6 +115,17 @@ export interface SessionSnapshot {
   title?: string | null;
   updatedAt?: string | null;
   additionalDirectories?: string[] | null;
+  /** The session this one was forked from (acp/forkSession). */
+  forkedFrom?: string;
+  /** What the agent accepts in prompts: gate image / audio / embedded context on it. */
+  promptCapabilities?: PromptCapabilities;
+}
+
+/** ACP promptCapabilities: content types an agent accepts besides text and resource links. */
+export interface PromptCapabilities {
+  image?: boolean;
+  audio?: boolean;
+  embeddedContext?: boolean;
 }
 
 /** One entry of `acp/sessionUpdate.updates`: ACP's shape, tool calls as merged state. */
@@ -128,9 +139,25 @@ export interface AgentSummary {
   protocol: "acp" | "aap" | string;
   default: boolean;
   running: boolean;
-  authMethods?: { id: string; name: string; description?: string | null }[];
+  authMethods?: AuthMethod[];
   /** Why the agent cannot be used (a bad setting), when that is known. */
   error?: string | null;
+  /** The agent's own version (ACP agentInfo), once it ran. */
+  version?: string;
+  promptCapabilities?: PromptCapabilities;
+  /** The agent's ACP agentCapabilities, raw. */
+  agentCapabilities?: JsonObject;
+  /** The agent process is starting (a first npx run may download it). */
+  starting?: boolean;
+}
+
+/** ACP AuthMethod: `agent` (acp/authenticate), `terminal` (a login command), `env_var`. */
+export interface AuthMethod extends JsonObject {
+  id: string;
+  name: string;
+  description?: string | null;
+  type?: "agent" | "terminal" | "env_var" | string;
+  vars?: { name: string; label?: string | null; optional?: boolean; secret?: boolean }[];
 }
 
 export interface SessionInfo {
@@ -222,6 +249,45 @@ export interface AuthenticateParams {
 }
 export interface AuthenticateResult {
   terminal?: { command: string; args?: string[]; env?: Record<string, string> };
+  /** env_var methods: the variables the user sets in the agent's `env` setting. */
+  envVars?: { name: string; label?: string | null; optional?: boolean; secret?: boolean }[];
+  message?: string;
+}
+
+/** acp/elicitation: an agent's structured question (ACP elicitation/create params). */
+export interface ElicitationParams {
+  sessionId?: string;
+  agent: string;
+  toolCallId?: string;
+  request: ElicitationRequest;
+}
+export interface ElicitationRequest extends JsonObject {
+  mode: "form" | "url" | string;
+  message: string;
+  requestedSchema?: {
+    properties?: Record<string, ElicitationField>;
+    required?: string[] | null;
+    title?: string | null;
+  };
+  elicitationId?: string;
+  url?: string;
+}
+export interface ElicitationField extends JsonObject {
+  type: "string" | "number" | "integer" | "boolean" | "array" | string;
+  title?: string | null;
+  description?: string | null;
+  enum?: string[];
+  oneOf?: { const: string; title?: string }[];
+  default?: unknown;
+}
+export interface ElicitationResult {
+  action: "accept" | "decline" | "cancel";
+  content?: JsonObject | null;
+}
+export interface ElicitationCompleteParams {
+  agent: string;
+  elicitationId: string;
+  sessionId?: string;
 }
 export interface AgentParams {
   agent: string;
