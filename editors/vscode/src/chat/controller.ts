@@ -333,22 +333,38 @@ export class ChatController implements vscode.Disposable {
 
   /** Ask the user to sign in; true when done here (the prompt can be retried at once). */
   private async offerAuthentication(agent: string, data: unknown): Promise<boolean> {
-    const methods =
-      typeof data === "object" && data !== null && Array.isArray((data as { authMethods?: unknown }).authMethods)
-        ? (data as { authMethods: { id: string; name: string; description?: string }[] }).authMethods
-        : [];
+    const info = (typeof data === "object" && data !== null ? data : {}) as {
+      authMethods?: protocol.AuthMethod[];
+      message?: string;
+      loginTerminal?: { methodId: string; command: string; args?: string[]; env?: Record<string, string> };
+    };
+    const methods = Array.isArray(info.authMethods) ? info.authMethods : [];
+    const actions = [
+      ...(info.loginTerminal ? ["Log In in Terminal"] : []),
+      ...(methods.length > 0 ? ["Sign In…"] : []),
+    ];
+    const reason = info.message ? ` (${info.message})` : "";
     const choice = await vscode.window.showWarningMessage(
-      `ACP: the agent "${agent}" needs you to sign in.`,
-      ...(methods.length > 0 ? ["Sign In"] : []),
+      `ACP: the agent "${agent}" needs you to sign in${reason}.`,
+      ...actions,
     );
-    if (choice !== "Sign In") {
+    if (choice === "Log In in Terminal" && info.loginTerminal) {
+      this.runLogin(agent, info.loginTerminal);
+      return false;
+    }
+    if (choice !== "Sign In…") {
       return false;
     }
     const picked =
       methods.length === 1
         ? methods[0]
         : await vscode.window.showQuickPick(
-            methods.map((m) => ({ label: m.name, description: m.description, id: m.id })),
+            methods.map((m) => ({
+              label: m.name,
+              description: m.type === "env_var" ? (m.vars ?? []).map((v) => v.name).join(", ") : (m.description ?? undefined),
+              detail: m.type === "env_var" ? m.description ?? undefined : undefined,
+              id: m.id,
+            })),
             { title: `Sign in to ${agent}` },
           );
     if (!picked) {
@@ -356,18 +372,34 @@ export class ChatController implements vscode.Disposable {
     }
     const result = await this.store.authenticate(agent, picked.id);
     if (result.terminal) {
-      // A terminal login (e.g. `claude /login`): the user finishes it, then sends again.
-      const terminal = vscode.window.createTerminal({
-        name: `Sign in: ${agent}`,
-        shellPath: result.terminal.command,
-        shellArgs: result.terminal.args ?? [],
-        env: result.terminal.env,
-      });
-      terminal.show();
-      void vscode.window.showInformationMessage("ACP: finish signing in in the terminal, then send the prompt again.");
+      this.runLogin(agent, result.terminal);
+      return false;
+    }
+    if (result.envVars) {
+      // Secrets never pass through acp-lsp: the user puts them in the agent's env setting.
+      const names = result.envVars.map((v) => v.name).join(", ");
+      const open = await vscode.window.showInformationMessage(
+        `ACP: ${result.message ?? `set ${names} for ${agent}`}`,
+        "Open Settings",
+      );
+      if (open === "Open Settings") {
+        await vscode.commands.executeCommand("workbench.action.openSettings", "acpLsp.agents");
+      }
       return false;
     }
     return true;
+  }
+
+  /** A terminal login (e.g. `claude-agent-acp --cli auth login`): the user finishes it, then sends again. */
+  private runLogin(agent: string, login: { command: string; args?: string[]; env?: Record<string, string> }): void {
+    const terminal = vscode.window.createTerminal({
+      name: `Sign in: ${agent}`,
+      shellPath: login.command,
+      shellArgs: login.args ?? [],
+      env: login.env,
+    });
+    terminal.show();
+    void vscode.window.showInformationMessage("ACP: finish signing in in the terminal, then send the prompt again.");
   }
 
   private reportError(error: unknown): void {
