@@ -165,6 +165,7 @@ def test_vim_lsp_enable_alone_starts_the_server(editor: Editor, workspace: Path)
     assert editor.lua(f"return {client}.capabilities.experimental.acp") == {
         "requestPermission": True,
         "saveDocument": True,
+        "elicitation": True,
     }
     assert editor.lua(f"return {client}.root_dir") == str(workspace)
     # No warnings about the (empty) settings.
