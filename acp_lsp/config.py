@@ -104,6 +104,17 @@ class FsSettings(_Model):
     additional directories."""
 
 
+class HistorySettings(_Model):
+    enabled: bool = True
+    """Keep sessions in the history store (set false in a workspace's acp-lsp.toml to opt out)."""
+    path: str | None = None
+    """The SQLite file; default ``<data dir>/history.sqlite3``."""
+    max_age_days: float | None = None
+    """Drop stored sessions not updated for this many days."""
+    max_size_mb: float | None = None
+    """Drop the oldest stored sessions while the file is larger than this."""
+
+
 class Settings(_Model):
     agents: dict[str, AgentConfig] = Field(default_factory=dict)
     default_agent: str | None = None
@@ -117,6 +128,7 @@ class Settings(_Model):
     with needsConfirmation) where the client supports them."""
     flush_ms: int = 30
     """Batching window for acp/sessionUpdate notifications."""
+    history: HistorySettings = Field(default_factory=HistorySettings)
     cancel_grace_s: float = 10.0
     """After acp/cancel, how long an agent may take to end the turn before it is stopped."""
 

@@ -178,6 +178,17 @@ class Hub:
                     entry["title"] = session.title
         return list(found.values())
 
+    def rekey(self, session: Session, session_id: str) -> None:
+        """Give a session the id the editor already knows it by (a stored session resumed)."""
+        old = session.session_id
+        if old == session_id:
+            return
+        self.backend(session.agent).rekey(session, session_id)
+        self.sessions.pop(old, None)
+        session.session_id = session_id
+        self.sessions[session_id] = session
+        self.editor.rekeyed(session, old)
+
     async def close_session(self, session_id: str) -> None:
         session = self.session(session_id)
         if session_id in self.turns:
@@ -223,7 +234,9 @@ class Hub:
         backend.check_prompt(blocks)  # refused before anything is recorded or shown
         session.begin_turn()
         self.editor.publish(session, session.add_user_prompt(blocks))
-        task = self.tasks.spawn(backend.prompt(session, blocks), name=f"turn {session_id}")
+        primer, session.primer = session.primer, None
+        sent = [*primer, *blocks] if primer else blocks
+        task = self.tasks.spawn(backend.prompt(session, sent), name=f"turn {session_id}")
         turn = self.turns[session_id] = Turn(task)
         self.editor.turn_started(session, work_done_token)
         try:

@@ -37,6 +37,8 @@ ACP_AUTHENTICATE: Final = "acp/authenticate"
 ACP_RESTART_AGENT: Final = "acp/restartAgent"
 ACP_LOGOUT: Final = "acp/logout"
 ACP_FORK_SESSION: Final = "acp/forkSession"
+ACP_RENAME_SESSION: Final = "acp/renameSession"
+ACP_EXPORT_SESSION: Final = "acp/exportSession"
 
 # -- server -> editor notifications --------------------------------------------------------
 ACP_SESSION_UPDATE: Final = "acp/sessionUpdate"
@@ -67,6 +69,8 @@ EDITOR_REQUESTS: Final = (
     ACP_RESTART_AGENT,
     ACP_LOGOUT,
     ACP_FORK_SESSION,
+    ACP_RENAME_SESSION,
+    ACP_EXPORT_SESSION,
 )
 SERVER_NOTIFICATIONS: Final = (
     ACP_SESSION_UPDATE,
@@ -101,7 +105,9 @@ ERROR_CODES: Final = {
     "agentError": AGENT_ERROR,
 }
 
-SessionStatus = Literal["idle", "running", "awaiting_permission", "cancelling", "failed", "closed"]
+SessionStatus = Literal[
+    "idle", "running", "awaiting_permission", "cancelling", "failed", "closed", "stored"
+]
 SESSION_STATUSES: Final = (
     "idle",
     "running",
@@ -109,6 +115,7 @@ SESSION_STATUSES: Final = (
     "cancelling",
     "failed",
     "closed",
+    "stored",  # a session of the history, not live: read-only until acp/loadSession
 )
 
 # Client capability names an editor declares in capabilities.experimental.acp.
@@ -148,10 +155,14 @@ class NewSessionParams(Params):
 
 class ListSessionsParams(Params):
     agent: str | None = None
+    cwd: str | None = None
+    query: str | None = None
+    cursor: str | None = None
+    limit: int | None = None
 
 
 class LoadSessionParams(Params):
-    agent: str
+    agent: str | None = None
     session_id: str
     cwd: str | None = None
 
@@ -223,6 +234,16 @@ class ForkSessionParams(SessionIdParams):
     pass
 
 
+class RenameSessionParams(Params):
+    session_id: str
+    title: str
+
+
+class ExportSessionParams(Params):
+    session_id: str
+    format: Literal["markdown"]
+
+
 PARAMS_BY_METHOD: Final[dict[str, type[Params]]] = {
     ACP_LIST_AGENTS: ListAgentsParams,
     ACP_NEW_SESSION: NewSessionParams,
@@ -241,6 +262,8 @@ PARAMS_BY_METHOD: Final[dict[str, type[Params]]] = {
     ACP_RESTART_AGENT: RestartAgentParams,
     ACP_LOGOUT: LogoutParams,
     ACP_FORK_SESSION: ForkSessionParams,
+    ACP_RENAME_SESSION: RenameSessionParams,
+    ACP_EXPORT_SESSION: ExportSessionParams,
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pygls.lsp.server import LanguageServer
 
@@ -14,6 +14,9 @@ from acp_lsp.backends.base import Backend
 from acp_lsp.config import AgentConfig, SecretStore, Settings, load_settings
 from acp_lsp.lsp_protocol import AcpProtocol
 from acp_lsp.tasks import TaskOwner
+
+if TYPE_CHECKING:
+    from acp_lsp.history.service import History
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +41,35 @@ class AcpLanguageServer(LanguageServer):
         self.hub = Hub(self.editor, self.settings, self.make_backend, self.secrets)
         # tests validate what the bridge sends agents; None in production
         self.agent_send_hook: Callable[[JsonObject], None] | None = None
+        self._history: History | None = None
+
+    def history(self) -> History:
+        """The session history (its store opens on first use, in its own thread)."""
+        if self._history is None:
+            from acp_lsp.history.paths import history_path
+            from acp_lsp.history.recorder import Recorder
+            from acp_lsp.history.service import History
+            from acp_lsp.history.store import HistoryStore
+
+            settings = self.settings.history
+
+            def open_store() -> HistoryStore:
+                return HistoryStore(history_path(settings.path, os.environ))
+
+            recorder = Recorder(
+                open_store,
+                redact=self.secrets.redact_json,
+                on_error=lambda message: self.editor.show_message(message, "warning"),
+                spawn=self.tasks.spawn,
+                retention=lambda: (
+                    self.settings.history.max_age_days,
+                    self.settings.history.max_size_mb,
+                ),
+            )
+            recorder.enabled = settings.enabled
+            self.editor.recorder = recorder
+            self._history = History(self.hub, recorder)
+        return self._history
 
     def make_backend(self, name: str, config: AgentConfig) -> Backend:
         if config.protocol == "aap":
@@ -62,6 +94,8 @@ class AcpLanguageServer(LanguageServer):
         self.editor.follower.default = settings.follow_along
         self.editor.follower.debounce_s = settings.follow_debounce_ms / 1000
         self.editor.batcher.flush_s = settings.flush_ms / 1000
+        if self._history is not None:
+            self._history.recorder.enabled = settings.history.enabled
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Request errors already reach the editor as responses; log the rest, no popups.
@@ -80,10 +114,11 @@ class AcpLanguageServer(LanguageServer):
 
 
 def create_server() -> AcpLanguageServer:
-    from acp_lsp.features import documents, lifecycle, sessions
+    from acp_lsp.features import documents, history, lifecycle, sessions
 
     server = AcpLanguageServer()
     lifecycle.register(server)
     documents.register(server)
     sessions.register(server)
+    history.register(server)
     return server

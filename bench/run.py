@@ -596,6 +596,12 @@ def bench_memory(r: Runner) -> Section:
     return sec
 
 
+def bench_history(r: Runner) -> Section:
+    import bench_history
+
+    return bench_history.run(r, Section, median, fmt)  # type: ignore[no-any-return]
+
+
 BENCHMARKS: dict[str, Callable[[Runner], Section]] = {
     "streaming": bench_streaming,
     "latency": bench_latency,
@@ -604,6 +610,7 @@ BENCHMARKS: dict[str, Callable[[Runner], Section]] = {
     "edits": bench_edits,
     "startup": bench_startup,
     "memory": bench_memory,
+    "history": bench_history,
 }
 
 

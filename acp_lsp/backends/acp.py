@@ -295,6 +295,13 @@ class AcpBackend(Backend):
     def agent_id(self, session: Session) -> str:
         return self._agent_ids.get(session.session_id, session.session_id)
 
+    def agent_session_id(self, session: Session) -> str:
+        return self.agent_id(session)
+
+    def rekey(self, session: Session, session_id: str) -> None:
+        agent_sid = self._agent_ids.pop(session.session_id, session.session_id)
+        self._agent_ids[session_id] = agent_sid
+
     def _adopt(self, agent_sid: str, cwd: str, dirs: list[str]) -> Session:
         editor_sid = agent_sid
         suffix = 1

@@ -86,6 +86,9 @@ class EditorPort(Protocol):
     ) -> None:
         """A URL elicitation finished on the agent's side."""
 
+    def rekeyed(self, session: Session, old_id: str) -> None:
+        """The session's id changed from ``old_id`` (before the editor was told of it)."""
+
     def turn_started(self, session: Session, work_done_token: str | int | None) -> None:
         """A turn begins: status ``running``, work-done progress."""
 
@@ -219,6 +222,14 @@ class Backend(abc.ABC):
 
     async def authenticate(self, method_id: str) -> JsonObject:
         raise BackendError(-32006, f"agent {self.name!r} has no authentication methods")
+
+    def rekey(self, session: Session, session_id: str) -> None:
+        """The session is about to be known to the editor as ``session_id``."""
+        raise BackendError(-32006, f"agent {self.name!r} cannot rename sessions")
+
+    def agent_session_id(self, session: Session) -> str:
+        """The id the agent knows the session by."""
+        return session.session_id
 
     async def logout(self) -> None:
         raise BackendError(-32006, f"agent {self.name!r} does not support logout")

@@ -154,6 +154,11 @@ class UpdateBatcher:
             {"sessionId": session.session_id, "seq": session.seq, "updates": updates},
         )
 
+    def rekey(self, session: Session, old_id: str) -> None:
+        queue = self._queues.pop(old_id, None)
+        if queue is not None:
+            self._queues[session.session_id] = queue
+
     def forget(self, session: Session) -> None:
         self.flush(session)
         self._queues.pop(session.session_id, None)

@@ -31,6 +31,7 @@ from acp_lsp.sandbox import Sandbox, SandboxError
 from acp_lsp.session import Session
 
 if TYPE_CHECKING:
+    from acp_lsp.history.recorder import Recorder
     from acp_lsp.server import AcpLanguageServer
 
 log = logging.getLogger(__name__)
@@ -112,6 +113,7 @@ class EditorSide:
         self.review = ReviewManager(self.files, self.publish, self.sandbox)
         self.logs = LogLimiter()
         self._sessions: dict[str, Session] = {}
+        self.recorder: Recorder | None = None  # session history, once the server made it
 
     # -- plumbing --------------------------------------------------------------------------
     def _schedule(self, delay: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
@@ -210,6 +212,8 @@ class EditorSide:
                     self.progress.report(session.session_id, state)
                     self.review.on_tool_call(session, state)
         self.batcher.publish(session, updates)
+        if self.recorder is not None:
+            self.recorder.observe(session, updates)
 
     def flush(self, session: Session) -> None:
         self.batcher.flush(session)
@@ -222,7 +226,18 @@ class EditorSide:
         """The snapshot for the response that first names the session; releases it after."""
         snapshot = self.snapshot(session)
         self.batcher.release_after_response(session)
+        if self.server.settings.history.enabled:
+            backend = self.server.hub.backends.get(session.agent)
+            agent_sid = backend.agent_session_id(session) if backend else None
+            self.server.history().recorder.track(
+                session, agent_sid, backend.protocol if backend else None
+            )
         return snapshot
+
+    def rekeyed(self, session: Session, old_id: str) -> None:
+        self.batcher.rekey(session, old_id)
+        if self._sessions.pop(old_id, None) is not None:
+            self._sessions[session.session_id] = session
 
     def snapshot(self, session: Session) -> JsonObject:
         self.batcher.flush(session)
@@ -242,6 +257,8 @@ class EditorSide:
     ) -> None:
         session.status = status
         self.batcher.flush(session)
+        if self.recorder is not None:
+            self.recorder.changed(session)
         if error is not None:
             error = self.server.secrets.redact_json(error)
         self.server.protocol.send_notification_raw(

@@ -117,6 +117,8 @@ def register(server: AcpLanguageServer) -> None:
     async def on_shutdown(server: AcpLanguageServer, _params: Any) -> None:
         await server.hub.shutdown()
         await server.editor.close()
+        if server.editor.recorder is not None:
+            await server.editor.recorder.close()  # the last fraction of a second, too
         await server.tasks.close(timeout=2.0)
 
     @server.feature(types.EXIT)

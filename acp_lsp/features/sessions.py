@@ -53,22 +53,50 @@ def register(server: AcpLanguageServer) -> None:
     @feature(p.ACP_LOAD_SESSION)
     @_errors
     async def load_session(server: AcpLanguageServer, params: p.LoadSessionParams) -> JsonObject:
-        session = await server.hub.load_session(params.agent, params.session_id, params.cwd)
+        if server.settings.history.enabled:
+            history = server.history()
+            session = await history.resume(params.session_id, params.agent, params.cwd)
+        elif params.agent is None:
+            raise BackendError(p.INVALID_PARAMS, "acp/loadSession: agent: Field required")
+        else:
+            session = await server.hub.load_session(params.agent, params.session_id, params.cwd)
         return server.editor.announce(session)
 
     @feature(p.ACP_LIST_SESSIONS)
     @_errors
     async def list_sessions(server: AcpLanguageServer, params: p.ListSessionsParams) -> JsonObject:
-        return {"sessions": await server.hub.list_sessions(params.agent)}
+        if params.limit is not None and params.limit < 1:
+            raise BackendError(p.INVALID_PARAMS, "acp/listSessions: limit: must be at least 1")
+        if not server.settings.history.enabled:
+            return {"sessions": await server.hub.list_sessions(params.agent)}
+        return await server.history().list_sessions(
+            params.agent, params.cwd, params.query, params.cursor, params.limit
+        )
 
     @feature(p.ACP_GET_SESSION)
     @_errors
     async def get_session(server: AcpLanguageServer, params: p.GetSessionParams) -> JsonObject:
+        live = server.hub.sessions.get(params.session_id)
+        if live is None and server.settings.history.enabled:
+            stored = await server.history().snapshot(params.session_id)
+            if stored is not None:
+                return stored
         return server.editor.snapshot(server.hub.session(params.session_id))
 
     @feature(p.ACP_PROMPT)
     @_errors
     async def prompt(server: AcpLanguageServer, params: p.PromptParams) -> JsonObject:
+        if (
+            params.session_id not in server.hub.sessions
+            and server.settings.history.enabled
+            and await server.history().snapshot(params.session_id) is not None
+        ):
+            raise BackendError(
+                p.UNKNOWN_SESSION,
+                f"session {params.session_id!r} is stored, not live: resume it with "
+                "acp/loadSession first",
+                {"sessionId": params.session_id},
+            )
         stop = await server.hub.prompt(params.session_id, params.prompt, params.work_done_token)
         return {"stopReason": stop}
 
@@ -105,7 +133,15 @@ def register(server: AcpLanguageServer) -> None:
     async def delete_session(
         server: AcpLanguageServer, params: p.DeleteSessionParams
     ) -> JsonObject:
-        await server.hub.delete_session(params.session_id, params.agent)
+        stored = False
+        if server.settings.history.enabled:
+            stored = await server.history().forget(params.session_id)
+        try:
+            await server.hub.delete_session(params.session_id, params.agent)
+        except BackendError as exc:
+            # a stored session the agent cannot delete (or no longer has) is still deleted here
+            if not stored or exc.code not in (p.NOT_SUPPORTED, p.AGENT_ERROR, p.UNKNOWN_AGENT):
+                raise
         return {}
 
     @feature(p.ACP_SET_FOLLOW)

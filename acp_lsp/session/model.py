@@ -49,6 +49,9 @@ class Session:
         self.title: str | None = None
         self.updated_at: str | None = None
         self.forked_from: str | None = None
+        self.resumed_from: str | None = None  # "agent" | "transcript" after a history resume
+        # text blocks sent before the next prompt (a transcript that primes a new agent session)
+        self.primer: list[dict[str, JSON]] | None = None
         # what the agent accepts in prompts (ACP promptCapabilities), for front ends
         self.prompt_capabilities: dict[str, JSON] | None = None
 
@@ -269,6 +272,53 @@ class Session:
     def config_options(self) -> list[JSON] | None:
         return self._config_options
 
+    def restore(self, snapshot: dict[str, JSON]) -> None:
+        """Rebuild the conversation of a stored snapshot (messages, tool calls, their order)."""
+        messages = snapshot.get("messages") or []
+        calls = {
+            c.get("toolCallId"): c for c in snapshot.get("toolCalls") or [] if isinstance(c, dict)
+        }
+        for entry in snapshot.get("timeline") or []:
+            if "message" in entry and 0 <= entry["message"] < len(messages):
+                message = messages[entry["message"]]
+                self._timeline.restore_message(
+                    message.get("role", "agent"),
+                    message.get("messageId"),
+                    message.get("content") or [],
+                )
+            elif entry.get("toolCall") in calls:
+                self.upsert_tool_call(dict(calls[entry["toolCall"]]))
+        self._turn_ids = {}
+        for key, attr in (("plan", "_plan"), ("usage", "_usage"), ("modes", "_modes")):
+            if isinstance(snapshot.get(key), dict):
+                setattr(self, attr, snapshot[key])
+        if isinstance(snapshot.get("configOptions"), list):
+            self._config_options = snapshot["configOptions"]
+        if isinstance(snapshot.get("commands"), list):
+            self._commands = snapshot["commands"]
+        self.title = snapshot.get("title") if isinstance(snapshot.get("title"), str) else self.title
+
+    def entry_count(self) -> int:
+        return self._timeline.entry_count()
+
+    def entries_from(self, start: int) -> list[int | str]:
+        return self._timeline.entries_from(start)
+
+    def message_json(self, index: int) -> dict[str, JSON]:
+        return self._timeline.message(index).to_json()
+
+    def extras(self) -> dict[str, JSON]:
+        """Plan, usage, modes, config options and commands (what history keeps besides the
+        timeline)."""
+        out = {
+            "plan": self._plan,
+            "usage": self._usage,
+            "modes": self._modes,
+            "configOptions": self._config_options,
+            "commands": self._commands,
+        }
+        return {k: v for k, v in out.items() if v is not None}
+
     def take_history(self, source: Session) -> None:
         """Start from a copy of ``source``'s conversation (ACP session/fork keeps it)."""
         self._timeline = copy.deepcopy(source._timeline)
@@ -314,6 +364,7 @@ class Session:
             "updatedAt": self.updated_at,
             "additionalDirectories": list(self.additional_directories) or None,
             "forkedFrom": self.forked_from,
+            "resumedFrom": self.resumed_from,
             "promptCapabilities": self.prompt_capabilities,
         }
         snapshot.update((key, value) for key, value in optional.items() if value is not None)

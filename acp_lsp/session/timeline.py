@@ -180,6 +180,20 @@ class Timeline:
         self._entries.append(tool_call_id)
         self._last_entry_message = None
 
+    def restore_message(self, role: str, message_id: str | None, content: list[JSON]) -> None:
+        """A stored message comes back (history): appended as it was."""
+        index = self._new_message(role, message_id)
+        self._messages[index].extend(b for b in content if isinstance(b, dict))
+        if role == "user" and isinstance(message_id, str) and message_id.startswith("acp-lsp:"):
+            self._prompts += 1  # new prompts must not reuse a stored prompt's id
+
+    def entry_count(self) -> int:
+        return len(self._entries)
+
+    def entries_from(self, start: int) -> list[int | str]:
+        """Timeline entries from ``start`` on: message indexes and tool call ids."""
+        return self._entries[start:]
+
     def message_count(self) -> int:
         return len(self._messages)
 

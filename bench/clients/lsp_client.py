@@ -144,6 +144,7 @@ async def request(editor: BenchEditor, method: str, params: JsonObject) -> Any:
 async def start(workspace: Path, init_options: JsonObject) -> tuple[BenchEditor, int, float]:
     editor = BenchEditor()
     env = {**os.environ, "XDG_CONFIG_HOME": str(workspace / ".xdg"), "ACP_DEMO_DELAY": "0"}
+    env.setdefault("ACP_LSP_DATA_DIR", str(workspace / ".data"))  # the history of this run
     # BENCH_SERVER_ROOT: run the acp_lsp package found there instead (a before/after run)
     server_root = os.environ.get("BENCH_SERVER_ROOT") or str(ROOT)
     await editor.start_io(sys.executable, "-m", "acp_lsp", env=env, cwd=server_root)
@@ -192,6 +193,8 @@ def flood_options(prebuild: tuple[int, int] | None, flush_ms: int | None = None)
     }
     if flush_ms is not None:
         options["flushMs"] = flush_ms
+    if os.environ.get("BENCH_HISTORY") == "off":  # history on (the default) vs off
+        options["history"] = {"enabled": False}
     return options
 
 

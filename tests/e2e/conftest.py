@@ -31,6 +31,7 @@ def server_env(tmp_path: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg-config")
     env["ACP_DEMO_DELAY"] = "0"
+    env["ACP_LSP_DATA_DIR"] = str(tmp_path / "data")  # the session history of this test
     return env
 
 

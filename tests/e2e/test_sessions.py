@@ -41,7 +41,7 @@ async def error_of(coro: Any) -> JsonRpcException:
         (p.ACP_REVIEW_EDIT, {"sessionId": "s", "action": "undo"}, "action"),
         (p.ACP_SET_FOLLOW, {"sessionId": "s", "enabled": "yes"}, "enabled"),
         (p.ACP_NEW_SESSION, {"additionalDirectories": "/tmp"}, "additionalDirectories"),
-        (p.ACP_LOAD_SESSION, {"sessionId": "s"}, "agent"),
+        (p.ACP_LOAD_SESSION, {"agent": "demo"}, "sessionId"),
     ],
 )
 async def test_malformed_params_name_the_field(

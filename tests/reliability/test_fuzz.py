@@ -149,7 +149,7 @@ FIELDS = {
 METHOD_FIELDS = {
     p.ACP_LIST_AGENTS: [],
     p.ACP_NEW_SESSION: ["agent", "cwd", "additionalDirectories"],
-    p.ACP_LIST_SESSIONS: ["agent"],
+    p.ACP_LIST_SESSIONS: ["agent", "cwd", "query", "cursor", "limit"],
     p.ACP_LOAD_SESSION: ["agent", "sessionId", "cwd"],
     p.ACP_GET_SESSION: ["sessionId"],
     p.ACP_PROMPT: ["sessionId", "prompt", "workDoneToken"],
@@ -164,6 +164,8 @@ METHOD_FIELDS = {
     p.ACP_RESTART_AGENT: ["agent"],
     p.ACP_LOGOUT: ["agent"],
     p.ACP_FORK_SESSION: ["sessionId"],
+    p.ACP_RENAME_SESSION: ["sessionId", "title"],
+    p.ACP_EXPORT_SESSION: ["sessionId", "format"],
 }
 assert set(METHOD_FIELDS) == set(p.EDITOR_REQUESTS)
 

@@ -4,6 +4,7 @@ import * as vscode from "vscode";
 import type { ChatController } from "./chat/controller";
 import type { ChatViewProvider } from "./chat/view";
 import type { AcpServer } from "./server";
+import type * as protocol from "./protocol";
 import type { SessionStore } from "./sessions";
 
 export interface CommandDeps {
@@ -27,6 +28,55 @@ async function pickAgent(chat: ChatController, title: string): Promise<string | 
     { title },
   );
   return picked?.name;
+}
+
+/** The session history: a searchable pick (the query searches titles and message text). */
+async function pickStoredSession(store: SessionStore): Promise<protocol.SessionInfo | undefined> {
+  type Item = vscode.QuickPickItem & { info?: protocol.SessionInfo };
+  const pick = vscode.window.createQuickPick<Item>();
+  pick.title = "Session history";
+  pick.placeholder = "Search titles and messages";
+  pick.matchOnDescription = true;
+  let generation = 0;
+  const load = async (query: string): Promise<void> => {
+    const mine = ++generation;
+    pick.busy = true;
+    try {
+      const result = await store.listSessions(query ? { query, limit: 200 } : { limit: 200 });
+      if (mine !== generation) {
+        return;
+      }
+      pick.items = result.sessions.map((s) => ({
+        label: s.title || s.sessionId,
+        description: [s.agent, s.live ? "open" : s.stored ? "stored" : "agent", s.messageCount ? `${s.messageCount} messages` : ""]
+          .filter(Boolean)
+          .join(" · "),
+        detail: [s.updatedAt, s.cwd].filter(Boolean).join(" · "),
+        info: s,
+      }));
+    } finally {
+      if (mine === generation) {
+        pick.busy = false;
+      }
+    }
+  };
+  return new Promise((resolve) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    pick.onDidChangeValue((value) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => void load(value.trim()), 150);
+    });
+    pick.onDidAccept(() => {
+      resolve(pick.selectedItems[0]?.info);
+      pick.hide();
+    });
+    pick.onDidHide(() => {
+      resolve(undefined);
+      pick.dispose();
+    });
+    pick.show();
+    void load("");
+  });
 }
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
@@ -61,19 +111,45 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     }),
     register("acpLsp.cancel", () => chat.cancel()),
     register("acpLsp.loadSession", async () => {
-      const sessions = await store.listSessions();
-      const picked = await vscode.window.showQuickPick(
-        sessions.map((s) => ({
-          label: s.title || s.sessionId,
-          description: `${s.agent}${s.live ? " · open" : ""}`,
-          detail: s.updatedAt ?? undefined,
-          info: s,
-        })),
-        { title: "Load session", placeHolder: sessions.length === 0 ? "No sessions" : undefined },
+      const picked = await pickStoredSession(store);
+      if (!picked) {
+        return;
+      }
+      const action = await vscode.window.showQuickPick(
+        [
+          { label: picked.live ? "Open" : "Resume", id: "resume", detail: "continue in the chat" },
+          { label: "Export as Markdown", id: "export" },
+          { label: "Rename…", id: "rename" },
+          { label: "Delete", id: "delete", detail: "from the history (and the agent, where it can)" },
+        ],
+        { title: picked.title || picked.sessionId },
       );
-      if (picked) {
+      if (action?.id === "resume") {
         await view.reveal();
-        await store.openSession(picked.info);
+        const session = await store.openSession(picked);
+        if (session.resumedFrom === "transcript") {
+          void vscode.window.showInformationMessage(
+            "ACP: the agent could not reload this session; it continues from the stored transcript.",
+          );
+        }
+      } else if (action?.id === "export") {
+        const text = await store.exportSession(picked.sessionId);
+        const doc = await vscode.workspace.openTextDocument({ language: "markdown", content: text });
+        await vscode.window.showTextDocument(doc, { preview: false });
+      } else if (action?.id === "rename") {
+        const title = await vscode.window.showInputBox({ title: "Rename session", value: picked.title ?? "" });
+        if (title) {
+          await store.renameSession(picked.sessionId, title);
+        }
+      } else if (action?.id === "delete") {
+        const sure = await vscode.window.showWarningMessage(
+          `Delete "${picked.title || picked.sessionId}"?`,
+          { modal: true },
+          "Delete",
+        );
+        if (sure === "Delete") {
+          await store.deleteSession(picked.sessionId, picked.agent);
+        }
       }
     }),
     register("acpLsp.setMode", async () => {

@@ -35,6 +35,9 @@ import type {
   ElicitationParams,
   ElicitationResult,
   ElicitationCompleteParams,
+  RenameSessionParams,
+  ExportSessionParams,
+  ExportSessionResult,
 } from "./model/types";
 
 export type * from "./model/types";
@@ -67,6 +70,10 @@ export const authenticate = new RequestType<AuthenticateParams, AuthenticateResu
 export const restartAgent = new RequestType<AgentParams, Empty, void>("acp/restartAgent");
 export const logout = new RequestType<AgentParams, Empty, void>("acp/logout");
 export const forkSession = new RequestType<SessionIdParams, SessionSnapshot, void>("acp/forkSession");
+export const renameSession = new RequestType<RenameSessionParams, Empty, void>("acp/renameSession");
+export const exportSession = new RequestType<ExportSessionParams, ExportSessionResult, void>(
+  "acp/exportSession",
+);
 
 // -- methods: server -> editor notifications -------------------------------------------------
 
@@ -108,6 +115,8 @@ export const EDITOR_REQUESTS = [
   restartAgent,
   logout,
   forkSession,
+  renameSession,
+  exportSession,
 ].map((t) => t.method);
 export const SERVER_NOTIFICATIONS = [
   sessionUpdate,

@@ -170,18 +170,30 @@ export class SessionStore implements vscode.Disposable {
     return session;
   }
 
-  async listSessions(agent?: string): Promise<protocol.SessionInfo[]> {
-    const result = await (await this.client()).sendRequest(protocol.listSessions, agent ? { agent } : {});
-    return result.sessions;
+  async listSessions(params: protocol.ListSessionsParams = {}): Promise<protocol.ListSessionsResult> {
+    return (await this.client()).sendRequest(protocol.listSessions, params);
   }
 
-  /** Open a listed session: a live one by acp/getSession, others by acp/loadSession. */
+  /** Open a listed session: a live one by acp/getSession, others (stored ones too) by
+   * acp/loadSession, which resumes them under the same id. */
   async openSession(info: { agent: string; sessionId: string; live: boolean }): Promise<ChatSession> {
     const client = await this.client();
     const snapshot = info.live
       ? await client.sendRequest(protocol.getSession, { sessionId: info.sessionId })
       : await client.sendRequest(protocol.loadSession, { agent: info.agent, sessionId: info.sessionId });
     return this.adopt(snapshot);
+  }
+
+  async renameSession(sessionId: string, title: string): Promise<void> {
+    await (await this.client()).sendRequest(protocol.renameSession, { sessionId, title });
+  }
+
+  async deleteSession(sessionId: string, agent?: string): Promise<void> {
+    await (await this.client()).sendRequest(protocol.deleteSession, { sessionId, agent });
+  }
+
+  async exportSession(sessionId: string): Promise<string> {
+    return (await (await this.client()).sendRequest(protocol.exportSession, { sessionId, format: "markdown" })).text;
   }
 
   /** Run one turn; resolves with the stop reason once every update of it has arrived. */

@@ -23,6 +23,8 @@ M.requests = {
   restart_agent = 'acp/restartAgent',
   logout = 'acp/logout',
   fork_session = 'acp/forkSession',
+  rename_session = 'acp/renameSession',
+  export_session = 'acp/exportSession',
 }
 
 --- Server -> editor notifications.
@@ -55,7 +57,7 @@ M.errors = {
   request_cancelled = -32800,
 }
 
-M.statuses = { 'idle', 'running', 'awaiting_permission', 'cancelling', 'failed', 'closed' }
+M.statuses = { 'idle', 'running', 'awaiting_permission', 'cancelling', 'failed', 'closed', 'stored' }
 
 --- What this front end declares in capabilities.experimental.acp of `initialize`.
 M.client_capability = { requestPermission = true, saveDocument = true, elicitation = true }

@@ -156,7 +156,7 @@ export class ChatController implements vscode.Disposable {
         await this.newSession();
         break;
       case "listSessions":
-        this.send({ type: "sessions", sessions: await this.store.listSessions() });
+        this.send({ type: "sessions", sessions: (await this.store.listSessions()).sessions });
         break;
       case "loadSession":
         await this.store.openSession(message);

@@ -48,6 +48,10 @@ export interface ChatSession {
   lastTurnStart: number;
   /** `${role}\u0000${messageId}` -> index into `messages`. */
   messageIndex: Record<string, number>;
+  /** How a stored session came back (acp/loadSession): shown so the user knows. */
+  resumedFrom?: "agent" | "transcript";
+  /** What the agent accepts in prompts (images, audio, embedded resources). */
+  promptCapabilities?: { image?: boolean; audio?: boolean; embeddedContext?: boolean };
 }
 
 /** What an apply changed: `m:<index>`, `t:<toolCallId>`, `term:<id>`, or a section name. */
@@ -132,6 +136,8 @@ export function fromSnapshot(snapshot: SessionSnapshot): ChatSession {
   session.usage = snapshot.usage ?? null;
   session.terminals = { ...(snapshot.terminals ?? {}) };
   session.title = snapshot.title ?? null;
+  session.resumedFrom = snapshot.resumedFrom;
+  session.promptCapabilities = snapshot.promptCapabilities;
   return session;
 }
 

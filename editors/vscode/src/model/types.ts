@@ -14,7 +14,8 @@ export type SessionStatus =
   | "awaiting_permission"
   | "cancelling"
   | "failed"
-  | "closed";
+  | "closed"
+  | "stored";
 
 export interface ContentBlock extends JsonObject {
   type: string;
@@ -115,6 +116,9 @@ export interface SessionSnapshot {
   title?: string | null;
   updatedAt?: string | null;
   additionalDirectories?: string[] | null;
+  /** How a stored session came back: the agent's own load/resume, or a primed new session. */
+  resumedFrom?: "agent" | "transcript";
+  createdAt?: string | null;
   /** The session this one was forked from (acp/forkSession). */
   forkedFrom?: string;
   /** What the agent accepts in prompts: gate image / audio / embedded context on it. */
@@ -167,6 +171,11 @@ export interface SessionInfo {
   title?: string | null;
   updatedAt?: string | null;
   live: boolean;
+  /** In the history store (sessions of earlier runs are `live: false, stored: true`). */
+  stored?: boolean;
+  createdAt?: string | null;
+  messageCount?: number;
+  status?: string;
 }
 
 export interface PermissionOption extends JsonObject {
@@ -190,12 +199,29 @@ export interface NewSessionParams {
 }
 export interface ListSessionsParams {
   agent?: string;
+  cwd?: string;
+  /** Case-insensitive search over titles and message text. */
+  query?: string;
+  cursor?: string;
+  limit?: number;
 }
 export interface ListSessionsResult {
   sessions: SessionInfo[];
+  nextCursor?: string;
+}
+export interface RenameSessionParams {
+  sessionId: string;
+  title: string;
+}
+export interface ExportSessionParams {
+  sessionId: string;
+  format: "markdown";
+}
+export interface ExportSessionResult {
+  text: string;
 }
 export interface LoadSessionParams {
-  agent: string;
+  agent?: string;
   sessionId: string;
   cwd?: string;
 }

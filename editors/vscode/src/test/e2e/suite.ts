@@ -351,7 +351,7 @@ test("sessions are listed and a live one loads into the chat", async () => {
   const a = await api();
   const session = await freshSession(a);
   await a.chat.sendPrompt("/help");
-  const listed = await a.store.listSessions();
+  const listed = (await a.store.listSessions()).sessions;
   const info = listed.find((s) => s.sessionId === session.sessionId);
   assert(info, `the session is listed: ${JSON.stringify(listed)}`);
   await freshSession(a);

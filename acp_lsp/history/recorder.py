@@ -1,0 +1,228 @@
+"""Writes what the editor sees of each session to the store, off the hot path.
+
+``observe`` runs for every batch of updates the editor side publishes, so it only marks what
+changed; a flush task wakes at most every ``interval`` seconds, builds one batch (the tail
+message, new messages, touched tool calls, the session row) and hands it to the store's
+thread. A crash loses at most the last interval; WAL keeps the file consistent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from acp_lsp.history.store import Batch, HistoryStore, SessionRow, StoreError
+from acp_lsp.session import Session
+
+log = logging.getLogger(__name__)
+
+JsonObject = dict[str, Any]
+_CHUNKS = frozenset(("agent_message_chunk", "agent_thought_chunk", "user_message_chunk"))
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass
+class _State:
+    session: Session
+    created_at: str
+    agent_session_id: str | None
+    protocol: str | None
+    messages: int = 0  # messages stored so far (the last one may still grow)
+    entries: int = 0  # timeline entries stored so far
+    calls: set[str] = field(default_factory=set)
+    extras: bool = True
+    dirty: bool = True
+
+
+class Recorder:
+    def __init__(
+        self,
+        open_store: Callable[[], HistoryStore],
+        redact: Callable[[Any], Any],
+        on_error: Callable[[str], None],
+        spawn: Callable[..., Any],
+        retention: Callable[[], tuple[float | None, float | None]] = lambda: (None, None),
+        interval: float = 0.25,
+    ) -> None:
+        self._retention = retention
+        self._open_store = open_store
+        self._redact = redact
+        self._on_error = on_error
+        self._spawn = spawn
+        self.interval = interval
+        self._store: HistoryStore | None = None
+        self._failed = False
+        self._opening: asyncio.Task[HistoryStore | None] | None = None
+        self._states: dict[str, _State] = {}
+        self._dirty: list[_State] = []
+        self._wake = asyncio.Event()
+        self._loop: asyncio.Task[None] | None = None
+        self.enabled = True
+
+    # -- the store ---------------------------------------------------------------------------
+    async def store(self) -> HistoryStore | None:
+        """The open store, opened on first use; None when history is off or unusable."""
+        if not self.enabled or self._failed:
+            return None
+        if self._store is not None:
+            return self._store
+        if self._opening is None:
+            self._opening = asyncio.ensure_future(self._open())
+        return await asyncio.shield(self._opening)
+
+    async def _open(self) -> HistoryStore | None:
+        store = self._open_store()
+        try:
+            await store.run(store.open)
+        except StoreError as exc:
+            self._failed = True
+            store.shutdown()
+            self._on_error(
+                f"acp-lsp: session history is off for this run: cannot use {exc} "
+                "(live sessions work as before)"
+            )
+            return None
+        self._store = store
+        max_age, max_size = self._retention()
+        if max_age is not None or max_size is not None:
+            try:
+                dropped = await store.run(store.prune, max_age, max_size)
+                log.info("history retention dropped %d sessions", dropped)
+            except Exception as exc:
+                log.warning("history retention failed: %s", exc)
+        return store
+
+    # -- observing (event loop, cheap) ---------------------------------------------------------
+    def track(self, session: Session, agent_session_id: str | None, protocol: str | None) -> None:
+        if not self.enabled or self._failed:
+            return
+        state = self._states.get(session.session_id)
+        if state is None or state.session is not session:
+            state = _State(session, now(), agent_session_id, protocol)
+            self._states[session.session_id] = state
+        self._mark(state)
+        if self._loop is None:
+            self._loop = self._spawn(self._run(), name="history writer")
+
+    def forget(self, session_id: str) -> None:
+        self._states.pop(session_id, None)
+
+    def observe(self, session: Session, updates: list[JsonObject]) -> None:
+        state = self._states.get(session.session_id)
+        if state is None:
+            return
+        for update in updates:
+            kind = update.get("sessionUpdate")
+            if kind == "tool_call":
+                call = update.get("toolCall")
+                if isinstance(call, dict) and isinstance(call.get("toolCallId"), str):
+                    state.calls.add(call["toolCallId"])
+            elif kind not in _CHUNKS:
+                state.extras = True
+        if not state.dirty:
+            self._mark(state)
+
+    def changed(self, session: Session) -> None:
+        """Status or title changed."""
+        state = self._states.get(session.session_id)
+        if state is not None and not state.dirty:
+            self._mark(state)
+
+    def _mark(self, state: _State) -> None:
+        state.dirty = True
+        self._dirty.append(state)
+        self._wake.set()
+
+    # -- flushing ------------------------------------------------------------------------------
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            await asyncio.sleep(self.interval)
+            self._wake.clear()
+            await self.flush()
+
+    async def flush(self) -> None:
+        store = await self.store()
+        dirty, self._dirty = self._dirty, []
+        if store is None:
+            return
+        batch = Batch()
+        for state in dirty:
+            if state.dirty and self._states.get(state.session.session_id) is state:
+                self._collect(state, batch)
+        if not batch:
+            return
+        try:
+            await store.run(store.write, batch)
+        except Exception as exc:  # a full disk or a lost file: say it once, keep serving
+            log.warning("history write failed: %s", exc)
+            if not self._failed:
+                self._failed = True
+                self._on_error(f"acp-lsp: session history stopped: {store.path}: {exc}")
+
+    def _collect(self, state: _State, batch: Batch) -> None:
+        session, sid = state.session, state.session.session_id
+        state.dirty = False
+        positions: dict[int | str, int] = {}
+        for offset, entry in enumerate(session.entries_from(state.entries)):
+            positions[entry] = state.entries + offset
+            if isinstance(entry, str):
+                state.calls.add(entry)
+        state.entries += len(positions)
+        count = session.message_count()
+        for idx in range(max(0, state.messages - 1), count):
+            message = self._redact(session.message_json(idx))
+            batch.messages.append(
+                (
+                    sid,
+                    idx,
+                    positions.get(idx),
+                    str(message.get("role", "agent")),
+                    message.get("messageId"),
+                    json.dumps(message.get("content", []), ensure_ascii=False),
+                    session.message_text(idx).casefold(),
+                )
+            )
+        state.messages = count
+        for call_id in state.calls:
+            call = session.tool_call(call_id)
+            if call is not None:
+                batch.tool_calls.append(
+                    (sid, call_id, positions.get(call_id), json.dumps(self._redact(call)))
+                )
+        state.calls = set()
+        batch.sessions.append(
+            SessionRow(
+                id=sid,
+                agent=session.agent,
+                created_at=state.created_at,
+                updated_at=now(),
+                agent_session_id=state.agent_session_id,
+                protocol=state.protocol,
+                cwd=session.cwd,
+                title=session.title,
+                status=session.status,
+                message_count=count,
+                extras=self._redact(session.extras()) if state.extras else None,
+            )
+        )
+        state.extras = False
+
+    async def close(self) -> None:
+        if self._loop is not None:
+            self._loop.cancel()
+        for state in self._states.values():
+            if not state.dirty:
+                self._mark(state)
+        await self.flush()
+        if self._store is not None:
+            await asyncio.to_thread(self._store.shutdown)
+            self._store = None
