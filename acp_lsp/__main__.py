@@ -1,4 +1,5 @@
-"""Command line: ``acp-lsp`` (LSP over stdio), ``acp-lsp --tcp HOST:PORT``, ``acp-lsp demo``."""
+"""Command line: ``acp-lsp`` (LSP over stdio), ``acp-lsp --tcp HOST:PORT``, ``acp-lsp demo``,
+``acp-lsp demo-agent`` (the built-in agent alone, speaking ACP on stdio)."""
 
 from __future__ import annotations
 
@@ -106,12 +107,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("--editor", choices=["terminal", "nvim"], default="terminal")
     demo.add_argument("--config", default=None, help="acp-lsp.toml with agent settings")
     demo.add_argument("--workspace", default=None, help="use this folder (default: a temp copy)")
+    sub.add_parser(
+        "demo-agent",
+        help="run the built-in offline demo agent itself on stdio (for any ACP client)",
+    )
     args = parser.parse_args(argv)
     _setup_logging(args.log_file, args.verbose)
     if args.command == "demo":
         from acp_lsp.demo_cli import run_demo
 
         return run_demo(args)
+    if args.command == "demo-agent":
+        from acp_lsp.demo_agent.__main__ import main as run_agent
+
+        run_agent()
+        return 0
     return serve(args)
 
 

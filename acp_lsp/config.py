@@ -54,6 +54,11 @@ class AgentConfig(_Model):
     """AAP: server tools that run without asking."""
     stream: Literal["delta", "message", "none"] | None = None
     """AAP: stream mode (default: the best the agent offers)."""
+    registry: str | None = None
+    """An agent of the ACP Registry by id (installed on first use into the data dir)."""
+    version: str | None = None
+    """With ``registry``: the version to install and keep (default: the registry's current
+    one at first install; updates only through acp/updateAgent)."""
     request_timeout: float = 30.0
     """Seconds before a control request (not a prompt) that gets no answer fails."""
     start_timeout: float = 120.0
@@ -62,8 +67,10 @@ class AgentConfig(_Model):
 
     @model_validator(mode="after")
     def _one_kind(self) -> AgentConfig:
-        if self.command is None and self.url is None:
-            raise ValueError("needs either 'command' (ACP) or 'url' (AAP)")
+        if self.command is None and self.url is None and self.registry is None:
+            raise ValueError(
+                "needs 'command' (ACP), 'url' (AAP) or 'registry' (an ACP Registry id)"
+            )
         if self.command is not None and self.url is not None:
             raise ValueError("has both 'command' and 'url': pick ACP or AAP")
         return self
@@ -115,6 +122,13 @@ class HistorySettings(_Model):
     """Drop the oldest stored sessions while the file is larger than this."""
 
 
+class RegistrySettings(_Model):
+    enabled: bool = True
+    """List ACP Registry agents (acp/listAgents includeRegistry) and allow installing them."""
+    url: str = "https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json"
+    """The registry index (fetched at most daily, cached in the data dir)."""
+
+
 class Settings(_Model):
     agents: dict[str, AgentConfig] = Field(default_factory=dict)
     default_agent: str | None = None
@@ -129,6 +143,7 @@ class Settings(_Model):
     flush_ms: int = 30
     """Batching window for acp/sessionUpdate notifications."""
     history: HistorySettings = Field(default_factory=HistorySettings)
+    registry: RegistrySettings = Field(default_factory=RegistrySettings)
     cancel_grace_s: float = 10.0
     """After acp/cancel, how long an agent may take to end the turn before it is stopped."""
 
@@ -211,7 +226,12 @@ def _merge(base: JsonObject, over: Mapping[str, Any]) -> JsonObject:
                 prev = agents.get(name)
                 if isinstance(prev, dict) and isinstance(cfg, Mapping):
                     # switching protocol replaces the preset instead of mixing command and url
-                    if ("url" in cfg and "command" in prev) or ("command" in cfg and "url" in prev):
+                    switched = ("url" in cfg and "command" in prev) or (
+                        "command" in cfg and "url" in prev
+                    )
+                    # a registry agent under a preset's name is installed, not npx-run
+                    switched |= "registry" in cfg and "command" not in cfg
+                    if switched:
                         agents[name] = dict(cfg)
                     else:
                         agents[name] = {**prev, **cfg}

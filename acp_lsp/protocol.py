@@ -39,6 +39,8 @@ ACP_LOGOUT: Final = "acp/logout"
 ACP_FORK_SESSION: Final = "acp/forkSession"
 ACP_RENAME_SESSION: Final = "acp/renameSession"
 ACP_EXPORT_SESSION: Final = "acp/exportSession"
+ACP_INSTALL_AGENT: Final = "acp/installAgent"
+ACP_UPDATE_AGENT: Final = "acp/updateAgent"
 
 # -- server -> editor notifications --------------------------------------------------------
 ACP_SESSION_UPDATE: Final = "acp/sessionUpdate"
@@ -71,6 +73,8 @@ EDITOR_REQUESTS: Final = (
     ACP_FORK_SESSION,
     ACP_RENAME_SESSION,
     ACP_EXPORT_SESSION,
+    ACP_INSTALL_AGENT,
+    ACP_UPDATE_AGENT,
 )
 SERVER_NOTIFICATIONS: Final = (
     ACP_SESSION_UPDATE,
@@ -144,7 +148,7 @@ class Params(BaseModel):
 
 
 class ListAgentsParams(Params):
-    pass
+    include_registry: bool | None = None
 
 
 class NewSessionParams(Params):
@@ -264,6 +268,8 @@ PARAMS_BY_METHOD: Final[dict[str, type[Params]]] = {
     ACP_FORK_SESSION: ForkSessionParams,
     ACP_RENAME_SESSION: RenameSessionParams,
     ACP_EXPORT_SESSION: ExportSessionParams,
+    ACP_INSTALL_AGENT: RestartAgentParams,
+    ACP_UPDATE_AGENT: RestartAgentParams,
 }
 
 

@@ -17,6 +17,7 @@ from acp_lsp.tasks import TaskOwner
 
 if TYPE_CHECKING:
     from acp_lsp.history.service import History
+    from acp_lsp.registry.service import Registry
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,15 @@ class AcpLanguageServer(LanguageServer):
         # tests validate what the bridge sends agents; None in production
         self.agent_send_hook: Callable[[JsonObject], None] | None = None
         self._history: History | None = None
+        self._registry: Registry | None = None
+
+    def registry(self) -> Registry:
+        """Agents of the ACP Registry (the index loads on first use)."""
+        if self._registry is None:
+            from acp_lsp.registry.service import Registry
+
+            self._registry = Registry(self)
+        return self._registry
 
     def history(self) -> History:
         """The session history (its store opens on first use, in its own thread)."""

@@ -68,6 +68,14 @@ class TurnProgress:
         self._last[session_id] = title
         self._server.work_done_progress.report(token, types.WorkDoneProgressReport(message=title))
 
+    def say(self, key: str, message: str) -> None:
+        """A progress message for a non-turn progress (an install step)."""
+        token = self._tokens.get(key)
+        if token is not None and token in self._begun:
+            self._server.work_done_progress.report(
+                token, types.WorkDoneProgressReport(message=message)
+            )
+
     def end(self, session_id: str, message: str | None = None) -> None:
         token = self._tokens.pop(session_id, None)
         self._last.pop(session_id, None)

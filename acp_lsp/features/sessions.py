@@ -40,11 +40,15 @@ def register(server: AcpLanguageServer) -> None:
     @feature(p.ACP_LIST_AGENTS)
     @_errors
     async def list_agents(server: AcpLanguageServer, params: p.ListAgentsParams) -> JsonObject:
-        return {"agents": server.hub.list_agents()}
+        agents = server.hub.list_agents()
+        if params.include_registry and server.settings.registry.enabled:
+            agents = await server.registry().list_entries(agents)
+        return {"agents": agents}
 
     @feature(p.ACP_NEW_SESSION)
     @_errors
     async def new_session(server: AcpLanguageServer, params: p.NewSessionParams) -> JsonObject:
+        await server.registry().prepare(params.agent)
         session = await server.hub.new_session(
             params.agent, params.cwd, params.additional_directories
         )
@@ -53,6 +57,7 @@ def register(server: AcpLanguageServer) -> None:
     @feature(p.ACP_LOAD_SESSION)
     @_errors
     async def load_session(server: AcpLanguageServer, params: p.LoadSessionParams) -> JsonObject:
+        await server.registry().prepare(params.agent)
         if server.settings.history.enabled:
             history = server.history()
             session = await history.resume(params.session_id, params.agent, params.cwd)
@@ -180,3 +185,13 @@ def register(server: AcpLanguageServer) -> None:
     @_errors
     async def fork_session(server: AcpLanguageServer, params: p.ForkSessionParams) -> JsonObject:
         return server.editor.announce(await server.hub.fork_session(params.session_id))
+
+    @feature(p.ACP_INSTALL_AGENT)
+    @_errors
+    async def install_agent(server: AcpLanguageServer, params: p.RestartAgentParams) -> JsonObject:
+        return await server.registry().install(params.agent)
+
+    @feature(p.ACP_UPDATE_AGENT)
+    @_errors
+    async def update_agent(server: AcpLanguageServer, params: p.RestartAgentParams) -> JsonObject:
+        return await server.registry().update(params.agent, server.hub.restart_agent)

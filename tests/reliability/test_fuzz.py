@@ -147,7 +147,7 @@ FIELDS = {
     "methodId": "method",
 }
 METHOD_FIELDS = {
-    p.ACP_LIST_AGENTS: [],
+    p.ACP_LIST_AGENTS: ["includeRegistry"],
     p.ACP_NEW_SESSION: ["agent", "cwd", "additionalDirectories"],
     p.ACP_LIST_SESSIONS: ["agent", "cwd", "query", "cursor", "limit"],
     p.ACP_LOAD_SESSION: ["agent", "sessionId", "cwd"],
@@ -166,6 +166,8 @@ METHOD_FIELDS = {
     p.ACP_FORK_SESSION: ["sessionId"],
     p.ACP_RENAME_SESSION: ["sessionId", "title"],
     p.ACP_EXPORT_SESSION: ["sessionId", "format"],
+    p.ACP_INSTALL_AGENT: ["agent"],
+    p.ACP_UPDATE_AGENT: ["agent"],
 }
 assert set(METHOD_FIELDS) == set(p.EDITOR_REQUESTS)
 

@@ -38,6 +38,8 @@ import type {
   RenameSessionParams,
   ExportSessionParams,
   ExportSessionResult,
+  InstallAgentResult,
+  UpdateAgentResult,
 } from "./model/types";
 
 export type * from "./model/types";
@@ -74,6 +76,8 @@ export const renameSession = new RequestType<RenameSessionParams, Empty, void>("
 export const exportSession = new RequestType<ExportSessionParams, ExportSessionResult, void>(
   "acp/exportSession",
 );
+export const installAgent = new RequestType<AgentParams, InstallAgentResult, void>("acp/installAgent");
+export const updateAgent = new RequestType<AgentParams, UpdateAgentResult, void>("acp/updateAgent");
 
 // -- methods: server -> editor notifications -------------------------------------------------
 
@@ -117,6 +121,8 @@ export const EDITOR_REQUESTS = [
   forkSession,
   renameSession,
   exportSession,
+  installAgent,
+  updateAgent,
 ].map((t) => t.method);
 export const SERVER_NOTIFICATIONS = [
   sessionUpdate,

@@ -25,6 +25,8 @@ M.requests = {
   fork_session = 'acp/forkSession',
   rename_session = 'acp/renameSession',
   export_session = 'acp/exportSession',
+  install_agent = 'acp/installAgent',
+  update_agent = 'acp/updateAgent',
 }
 
 --- Server -> editor notifications.

@@ -153,6 +153,25 @@ export interface AgentSummary {
   agentCapabilities?: JsonObject;
   /** The agent process is starting (a first npx run may download it). */
   starting?: boolean;
+  /** preset / config (settings) / registry (an ACP Registry agent not configured yet). */
+  source?: "preset" | "config" | "registry";
+  description?: string;
+  icon?: string;
+  /** Registry agents: installed in the data dir already. */
+  installed?: boolean;
+  registryId?: string;
+}
+
+export interface InstallAgentResult {
+  agent: string;
+  version: string;
+  installed: boolean;
+}
+export interface UpdateAgentResult {
+  agent: string;
+  previousVersion?: string | null;
+  version: string;
+  updated: boolean;
 }
 
 /** ACP AuthMethod: `agent` (acp/authenticate), `terminal` (a login command), `env_var`. */
@@ -188,7 +207,10 @@ export type PermissionOutcome = { outcome: "selected"; optionId: string } | { ou
 
 // -- params and results --------------------------------------------------------------------
 
-export type ListAgentsParams = Record<string, never>;
+export interface ListAgentsParams {
+  /** Also list ACP Registry agents (as `registry:<id>` where not configured). */
+  includeRegistry?: boolean;
+}
 export interface ListAgentsResult {
   agents: AgentSummary[];
 }

@@ -1,0 +1,1 @@
+"""The ACP Registry: its catalog of agents, cached, and the agents installed from it."""
