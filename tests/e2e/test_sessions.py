@@ -241,8 +241,9 @@ async def test_close_then_load_replays_history(editor: TestEditor) -> None:
     assert sid in [s["sessionId"] for s in listed["sessions"]]
     assert await editor.acp(p.ACP_CLOSE_SESSION, {"sessionId": sid}) == {}
     assert editor.status_values(sid)[-1] == "closed"
-    err = await error_of(editor.acp(p.ACP_GET_SESSION, {"sessionId": sid}))
-    assert err.code == p.UNKNOWN_SESSION
+    # closed, it is still in the history: read-only, with what it said
+    stored = await editor.acp(p.ACP_GET_SESSION, {"sessionId": sid})
+    assert stored["status"] == "stored" and len(stored["messages"]) == len(before["messages"])
     loaded = await editor.acp(p.ACP_LOAD_SESSION, {"agent": "demo", "sessionId": sid})
     assert loaded["sessionId"] == sid
     texts = ["".join(b.get("text", "") for b in m["content"]) for m in loaded["messages"]]

@@ -14,20 +14,44 @@ export interface CommandDeps {
   view: ChatViewProvider;
 }
 
-async function pickAgent(chat: ChatController, title: string): Promise<string | undefined> {
-  const agents = await chat.refreshAgents();
+/** Configured agents and the ACP Registry's, with version, description and whether they are
+ * installed; a registry agent picked here is installed at once (with progress). */
+async function pickAgent(store: SessionStore, title: string): Promise<string | undefined> {
+  const agents = await store.listAgents(true);
   if (agents.length <= 1) {
     return agents[0]?.name;
   }
-  const picked = await vscode.window.showQuickPick(
-    agents.map((a) => ({
-      label: a.title || a.name,
-      description: `${a.name} · ${a.protocol.toUpperCase()}${a.default ? " · default" : ""}${a.running ? " · running" : ""}`,
-      name: a.name,
-    })),
-    { title },
-  );
-  return picked?.name;
+  type Item = vscode.QuickPickItem & { agent?: protocol.AgentSummary };
+  const configured = agents.filter((a) => a.source !== "registry");
+  const registry = agents.filter((a) => a.source === "registry");
+  const item = (a: protocol.AgentSummary): Item => ({
+    label: a.title || a.name,
+    description: [
+      a.name,
+      a.version ? `v${a.version}` : "",
+      a.default ? "default" : "",
+      a.running ? "running" : "",
+      a.source === "registry" ? (a.installed ? "installed" : "not installed") : "",
+    ]
+      .filter(Boolean)
+      .join(" · "),
+    detail: a.error ?? a.description,
+    agent: a,
+  });
+  const items: Item[] = [
+    ...configured.map(item),
+    ...(registry.length > 0 ? [{ label: "ACP Registry", kind: vscode.QuickPickItemKind.Separator }] : []),
+    ...registry.map(item),
+  ];
+  const picked = await vscode.window.showQuickPick(items, { title, matchOnDescription: true, matchOnDetail: true });
+  const agent = picked?.agent;
+  if (agent?.source === "registry" && !agent.installed) {
+    await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Installing ${agent.title}…` },
+      () => store.installAgent(agent.name),
+    );
+  }
+  return agent?.name;
 }
 
 /** The session history: a searchable pick (the query searches titles and message text). */
@@ -96,7 +120,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
   return [
     register("acpLsp.openChat", () => view.reveal()),
     register("acpLsp.newSession", async (agent?: unknown) => {
-      const name = typeof agent === "string" ? agent : await pickAgent(chat, "New session with…");
+      const name = typeof agent === "string" ? agent : await pickAgent(store, "New session with…");
       await view.reveal();
       return chat.newSession(name);
     }),
@@ -183,10 +207,36 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       chat.focusInput();
     }),
     register("acpLsp.restartAgent", async (agent?: unknown) => {
-      const name = typeof agent === "string" ? agent : (store.activeSession?.agent ?? (await pickAgent(chat, "Restart agent")));
+      const name = typeof agent === "string" ? agent : (store.activeSession?.agent ?? (await pickAgent(store, "Restart agent")));
       if (name) {
         await store.restartAgent(name);
         vscode.window.setStatusBarMessage(`ACP: restarted ${name}`, 3000);
+      }
+    }),
+    register("acpLsp.forkSession", async () => {
+      const session = store.activeSession;
+      if (!session) {
+        throw new Error("No active session to fork.");
+      }
+      await view.reveal();
+      await store.forkSession(session.sessionId);
+    }),
+    register("acpLsp.logout", async () => {
+      const name = store.activeSession?.agent ?? (await pickAgent(store, "Log out of agent"));
+      if (name) {
+        await store.logout(name);
+        vscode.window.setStatusBarMessage(`ACP: logged out of ${name}`, 3000);
+      }
+    }),
+    register("acpLsp.updateAgent", async () => {
+      const name = await pickAgent(store, "Update agent (from the ACP Registry)");
+      if (name) {
+        const result = await store.updateAgent(name);
+        void vscode.window.showInformationMessage(
+          result.updated
+            ? `ACP: ${name} updated ${result.previousVersion ?? "?"} → ${result.version}`
+            : `ACP: ${name} stays at ${result.version}`,
+        );
       }
     }),
     register("acpLsp.restartServer", async () => {

@@ -148,9 +148,26 @@ export class SessionStore implements vscode.Disposable {
     return this.server.ready();
   }
 
-  async listAgents(): Promise<protocol.AgentSummary[]> {
-    const result = await (await this.client()).sendRequest(protocol.listAgents, {});
+  async listAgents(includeRegistry = false): Promise<protocol.AgentSummary[]> {
+    const result = await (await this.client()).sendRequest(protocol.listAgents, includeRegistry ? { includeRegistry } : {});
     return result.agents;
+  }
+
+  /** acp/forkSession: a new session starting from a copy of this one's conversation. */
+  async forkSession(sessionId: string): Promise<ChatSession> {
+    return this.adopt(await (await this.client()).sendRequest(protocol.forkSession, { sessionId }));
+  }
+
+  async logout(agent: string): Promise<void> {
+    await (await this.client()).sendRequest(protocol.logout, { agent });
+  }
+
+  async installAgent(agent: string): Promise<protocol.InstallAgentResult> {
+    return (await this.client()).sendRequest(protocol.installAgent, { agent });
+  }
+
+  async updateAgent(agent: string): Promise<protocol.UpdateAgentResult> {
+    return (await this.client()).sendRequest(protocol.updateAgent, { agent });
   }
 
   async newSession(agent?: string): Promise<ChatSession> {
