@@ -1,15 +1,22 @@
-"""Batched, strictly ordered acp/sessionUpdate notifications.
+"""Batched, strictly ordered acp/sessionUpdate notifications, flushed adaptively.
 
-Updates are queued per session and flushed after a short window, so an agent streaming
-thousands of chunks reaches the editor as a few larger notifications. Adjacent plain text
-chunks of one message are joined; nothing is reordered or dropped. ``seq`` rises by one per
-notification and session, and a session stays *held* until the response that first names it
-has gone out (its snapshot already contains what was queued meanwhile).
+An update that arrives while the session's editor channel is idle goes out at once (on the
+next turn of the event loop, so updates read together still travel together). While the
+agent streams faster than that, updates queue and are joined: the gap between two
+notifications of a session is at least ``min_gap`` (10 ms: at most ~100 notifications a
+second), and while the stream keeps coming it grows by half each time up to ``flush_s`` (the
+``flushMs`` setting, the longest an update may wait), falling back to ``min_gap`` as soon as
+the channel was idle. Adjacent plain text chunks of one message are joined; nothing is
+reordered or dropped. ``seq`` rises by one per notification and session, and a session stays
+*held* until the response that first names it has gone out (its snapshot already contains
+what was queued meanwhile). Status changes, permission prompts and the end of a turn call
+``flush`` (at once, whatever the gap).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -54,23 +61,44 @@ def _joinable_text(update: JsonObject) -> str | None:
 
 
 class _Queue:
-    __slots__ = ("held", "items", "session")
+    __slots__ = ("gap", "held", "items", "last_sent", "session", "timer")
 
     def __init__(self, session: Session) -> None:
         self.session = session
         self.items: list[JsonObject | _TextRun] = []
         self.held = False
+        self.last_sent = float("-inf")
+        self.gap = 0.0  # spacing before the next notification may go
+        self.timer: Any = None  # the scheduled flush (an asyncio handle)
 
 
 class UpdateBatcher:
-    """Queues editor-facing updates per session and flushes them in order."""
+    """Queues editor-facing updates per session and flushes them in order.
 
-    def __init__(self, send: Send, method: str, flush_s: float = 0.03) -> None:
+    ``adaptive=False`` keeps a fixed window of ``flush_s`` after the first queued update (what
+    the unit tests of ordering and joining drive by hand)."""
+
+    GROWTH = 1.5
+
+    def __init__(
+        self,
+        send: Send,
+        method: str,
+        flush_s: float = 0.03,
+        *,
+        adaptive: bool = True,
+        min_gap: float = 0.01,
+        clock: Callable[[], float] = time.monotonic,
+        schedule: Callable[[float, Callable[[], None]], Any] | None = None,
+    ) -> None:
         self._send = send
         self._method = method
         self.flush_s = flush_s
+        self.adaptive = adaptive
+        self.min_gap = min_gap
+        self._clock = clock
+        self._schedule_at = schedule  # (delay, fn) -> a handle with cancel(); tests inject it
         self._queues: dict[str, _Queue] = {}
-        self._timer: asyncio.TimerHandle | None = None
         self.notifications_sent = 0
 
     def _queue(self, session: Session) -> _Queue:
@@ -97,20 +125,31 @@ class UpdateBatcher:
                 last.parts.append(text)
             else:
                 items.append(_TextRun(kind, message_id, text))
-        if self._timer is None:
-            self._schedule()
+        if queue.timer is None and not queue.held:
+            self._schedule(queue)
 
-    def _schedule(self) -> None:
-        if self._timer is None:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                return
-            self._timer = loop.call_later(self.flush_s, self._on_timer)
+    def _delay(self, queue: _Queue) -> float:
+        if not self.adaptive:
+            return self.flush_s
+        return max(0.0, queue.last_sent + queue.gap - self._clock())
 
-    def _on_timer(self) -> None:
-        self._timer = None
-        self.flush_all()
+    def _schedule(self, queue: _Queue) -> None:
+        delay = self._delay(queue)
+
+        def due() -> None:
+            queue.timer = None
+            if queue.items and not queue.held:
+                self._flush_queue(queue)
+
+        if self._schedule_at is not None:
+            queue.timer = self._schedule_at(delay, due)
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        # idle: the next loop turn, so what the agent sent together still goes together
+        queue.timer = loop.call_soon(due) if delay <= 0 else loop.call_later(delay, due)
 
     def hold(self, session: Session) -> None:
         """Queue but do not send until ``release_after_response``: the session is new."""
@@ -128,8 +167,8 @@ class UpdateBatcher:
 
         def release() -> None:
             queue.held = False
-            if queue.items:
-                self._schedule()
+            if queue.items and queue.timer is None:
+                self._schedule(queue)
 
         loop.call_soon(loop.call_soon, release)
 
@@ -144,11 +183,24 @@ class UpdateBatcher:
                 self._flush_queue(queue)
 
     def _flush_queue(self, queue: _Queue) -> None:
+        if queue.timer is not None:
+            queue.timer.cancel()
+            queue.timer = None
         items, queue.items = queue.items, []
         updates = [item.to_update() if isinstance(item, _TextRun) else item for item in items]
         session = queue.session
         session.seq += 1
         self.notifications_sent += 1
+        now = self._clock()
+        # still streaming (the last notification went out within the gap and then some):
+        # widen the gap; after a pause, back to the smallest
+        streaming = now - queue.last_sent <= queue.gap + self.min_gap
+        queue.gap = (
+            min(self.flush_s, max(self.min_gap, queue.gap * self.GROWTH))
+            if streaming
+            else self.min_gap
+        )
+        queue.last_sent = now
         self._send(
             self._method,
             {"sessionId": session.session_id, "seq": session.seq, "updates": updates},
@@ -161,9 +213,12 @@ class UpdateBatcher:
 
     def forget(self, session: Session) -> None:
         self.flush(session)
-        self._queues.pop(session.session_id, None)
+        queue = self._queues.pop(session.session_id, None)
+        if queue is not None and queue.timer is not None:
+            queue.timer.cancel()
 
     def close(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        for queue in self._queues.values():
+            if queue.timer is not None:
+                queue.timer.cancel()
+                queue.timer = None

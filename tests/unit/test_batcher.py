@@ -7,6 +7,7 @@ and release paths, with a zero window and explicit turns of the event loop: no s
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from typing import Any
 
@@ -56,7 +57,7 @@ def sink() -> Sink:
 
 @pytest.fixture
 def batcher(sink: Sink) -> UpdateBatcher:
-    return UpdateBatcher(sink, METHOD, flush_s=3600)
+    return UpdateBatcher(sink, METHOD, flush_s=3600, adaptive=False)
 
 
 def test_adjacent_text_of_one_message_is_joined_in_order(
@@ -121,7 +122,9 @@ def test_a_tool_call_between_text_chunks_splits_them(batcher: UpdateBatcher, sin
 
 def test_updates_already_sent_are_not_changed_by_later_joins(sink: Sink) -> None:
     sent: list[JsonObject] = []
-    batcher = UpdateBatcher(lambda _m, params: sent.append(params), METHOD, flush_s=3600)
+    batcher = UpdateBatcher(
+        lambda _m, params: sent.append(params), METHOD, flush_s=3600, adaptive=False
+    )
     s = Session("s", "demo", "/w")
     batcher.publish(s, [chunk("a")])
     batcher.flush(s)
@@ -171,7 +174,7 @@ def test_seq_rises_by_one_per_notification_and_session(batcher: UpdateBatcher, s
 def test_nothing_is_reordered_or_lost(ops: list[tuple[str, JsonObject, bool]]) -> None:
     """Per session, the sent updates re-split into chunks equal the published ones."""
     sink = Sink()
-    batcher = UpdateBatcher(sink, METHOD, flush_s=3600)
+    batcher = UpdateBatcher(sink, METHOD, flush_s=3600, adaptive=False)
     sessions = {sid: Session(sid, "demo", "/w") for sid in "ab"}
     published: dict[str, list[JsonObject]] = {"a": [], "b": []}
     for sid, update, flush in ops:
@@ -203,7 +206,7 @@ def normalise(updates: list[JsonObject]) -> list[Any]:
 
 
 async def test_the_window_flushes_every_session_once(sink: Sink) -> None:
-    batcher = UpdateBatcher(sink, METHOD, flush_s=0)
+    batcher = UpdateBatcher(sink, METHOD, flush_s=0, adaptive=False)
     a, b = Session("a", "demo", "/w"), Session("b", "demo", "/w")
     batcher.publish(a, [chunk("1")])
     batcher.publish(b, [chunk("2")])
@@ -222,7 +225,7 @@ async def test_a_held_session_is_released_after_the_response_that_names_it(
 ) -> None:
     """acp/newSession: updates queued before the snapshot are in it and dropped; those after
     it are sent, but only once the response has gone out."""
-    batcher = UpdateBatcher(sink, METHOD, flush_s=0)
+    batcher = UpdateBatcher(sink, METHOD, flush_s=0, adaptive=False)
     s = Session("s", "demo", "/w")
 
     async def handler() -> str:
@@ -251,3 +254,125 @@ def test_forget_flushes_what_is_queued(batcher: UpdateBatcher, sink: Sink) -> No
     assert sink.updates() == [chunk("last words")]
     batcher.flush(s)
     assert len(sink.sent) == 1
+
+
+# -- adaptive flushing (issue 16): an injected clock, explicit loop turns, no sleeps ------------
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_an_update_on_an_idle_channel_goes_out_on_the_next_loop_turn(sink: Sink) -> None:
+    clock = Clock()
+    batcher = UpdateBatcher(sink, METHOD, flush_s=0.03, clock=clock)
+    s = Session("s", "demo", "/w")
+    batcher.publish(s, [chunk("a", messageId="m")])
+    batcher.publish(s, [chunk("b", messageId="m")])  # read together: travels together
+    assert sink.sent == []
+    await turns(1)
+    assert sink.updates() == [chunk("ab", messageId="m")]
+
+
+async def test_a_streaming_agent_is_coalesced_and_the_gap_grows_then_resets(sink: Sink) -> None:
+    clock = Clock()
+    batcher = UpdateBatcher(sink, METHOD, flush_s=0.03, min_gap=0.01, clock=clock)
+    s = Session("s", "demo", "/w")
+    batcher.publish(s, [chunk("0", messageId="m")])
+    await turns(1)
+    assert len(sink.sent) == 1
+    queue = batcher._queues["s"]
+    gaps = []
+    for i in range(1, 6):
+        clock.now += 0.001  # the next chunk 1 ms later: within the gap, so it waits
+        batcher.publish(s, [chunk(str(i), messageId="m")])
+        assert queue.timer is not None and len(sink.sent) == i  # queued, not sent
+        clock.now = queue.last_sent + queue.gap  # the timer's time comes
+        queue.timer._run()  # type: ignore[union-attr]
+        gaps.append(queue.gap)
+    # never more than one notification per min_gap; the window widens while it streams,
+    # capped by flushMs
+    assert gaps[0] >= 0.01 and gaps == sorted(gaps) and max(gaps) == pytest.approx(0.03)
+    assert "".join(u["content"]["text"] for u in sink.updates()) == "012345"
+    # after a pause the next update goes at once again, and the gap is back to the smallest
+    clock.now += 1.0
+    batcher.publish(s, [chunk("x", messageId="m")])
+    assert batcher._delay(queue) == 0
+    await turns(1)
+    assert sink.updates()[-1] == chunk("x", messageId="m") and queue.gap == pytest.approx(0.01)
+
+
+async def test_flush_sends_at_once_whatever_the_gap(sink: Sink) -> None:
+    clock = Clock()
+    batcher = UpdateBatcher(sink, METHOD, flush_s=0.03, clock=clock)
+    s = Session("s", "demo", "/w")
+    batcher.publish(s, [chunk("a")])
+    await turns(1)
+    batcher.publish(s, [tool("t1")])  # within the gap: waits for the timer
+    assert len(sink.sent) == 1
+    batcher.flush(s)  # a status change / permission prompt / turn end
+    assert len(sink.sent) == 2 and batcher._queues["s"].timer is None
+
+
+class Timers:
+    """An injected scheduler on the injected clock: flushes run when the test says so."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.pending: list[tuple[float, Any]] = []
+
+    def __call__(self, delay: float, fn: Any) -> Any:
+        entry = [self.clock.now + delay, fn]
+        self.pending.append(entry)  # type: ignore[arg-type]
+
+        class Handle:
+            def cancel(self_inner) -> None:
+                entry[1] = None
+
+        return Handle()
+
+    def run_due(self) -> None:
+        due = [e for e in self.pending if e[0] <= self.clock.now and e[1] is not None]
+        self.pending = [e for e in self.pending if e not in due]
+        for entry in due:
+            entry[1]()
+
+
+@given(
+    st.lists(
+        st.tuples(st.floats(min_value=0, max_value=0.05), st.sampled_from(["m1", "m2", None])),
+        max_size=60,
+    )
+)
+def test_adaptive_order_and_content_are_kept(arrivals: list[tuple[float, str | None]]) -> None:
+    """Whatever the timing, the editor gets every chunk once, in order, and at most one
+    notification per min_gap of the clock (bar the explicit flush at the end)."""
+    clock = Clock()
+    timers = Timers(clock)
+    sink = Sink()
+    sent_at: list[float] = []
+
+    def record(method: str, params: JsonObject) -> None:
+        sent_at.append(clock.now)
+        sink(method, params)
+
+    batcher = UpdateBatcher(
+        record, METHOD, flush_s=0.03, min_gap=0.01, clock=clock, schedule=timers
+    )
+    s = Session("s", "demo", "/w")
+    texts = []
+    for i, (dt, message) in enumerate(arrivals):
+        clock.now += dt
+        timers.run_due()
+        extra = {"messageId": message} if message else {}
+        batcher.publish(s, [chunk(f"<{i}>", **extra)])
+        texts.append(f"<{i}>")
+        timers.run_due()
+    clock.now += 1.0
+    timers.run_due()
+    got = "".join(u["content"]["text"] for u in sink.updates())
+    assert got == "".join(texts)
+    gaps = [b - a for a, b in itertools.pairwise(sent_at)]
+    assert all(gap >= 0.01 - 1e-9 for gap in gaps), gaps
