@@ -230,6 +230,7 @@ async def streaming(workspace: Path, scenario: list[str]) -> JsonObject:
         out["in_order"] = seqs == list(range(len(seqs)))
         latencies = [ms for _, ms in editor.stamps]
         out["p50_ms"] = percentile(latencies, 50)
+        out["first_ms"] = min(editor.stamps)[1] if editor.stamps else float("nan")
         out["p99_ms"] = percentile(latencies, 99)
         out["stamps"] = len(seqs)
     else:

@@ -87,6 +87,7 @@ def main() -> None:
         out["in_order"] = seqs == list(range(len(seqs)))
         out["p50_ms"] = percentile(latencies, 50)
         out["p99_ms"] = percentile(latencies, 99)
+        out["first_ms"] = latencies[0] if latencies else float("nan")
     else:
         out["chars"] = len(text)
         out["sha256"] = digest(text)
