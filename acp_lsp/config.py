@@ -21,6 +21,9 @@ from pydantic.alias_generators import to_camel
 from acp_lsp.presets import presets
 from acp_lsp.protocol import describe_validation_error
 
+# Commands that may download the agent before it can answer `initialize`.
+PACKAGE_RUNNERS = frozenset({"npx", "uvx", "pnpx", "bunx", "pipx", "uv"})
+
 JsonObject = dict[str, Any]
 
 
@@ -61,9 +64,22 @@ class AgentConfig(_Model):
     one at first install; updates only through acp/updateAgent)."""
     request_timeout: float = 30.0
     """Seconds before a control request (not a prompt) that gets no answer fails."""
-    start_timeout: float = 120.0
-    """Seconds the agent may take to start and answer ``initialize`` (a first ``npx`` run
-    downloads the package); separate from ``requestTimeout``."""
+    start_timeout: float | None = None
+    """Seconds the agent may take to start and answer ``initialize``. Default: 120 s for a
+    package runner (``npx``, ``uvx``, …: a first run downloads the agent), else
+    ``requestTimeout``."""
+
+    @property
+    def downloads(self) -> bool:
+        """Started through a package runner that may fetch the agent first."""
+        name = os.path.basename(self.command or "")
+        return name in PACKAGE_RUNNERS or self.registry is not None
+
+    @property
+    def effective_start_timeout(self) -> float:
+        if self.start_timeout is not None:
+            return self.start_timeout
+        return max(120.0, self.request_timeout) if self.downloads else self.request_timeout
 
     @model_validator(mode="after")
     def _one_kind(self) -> AgentConfig:

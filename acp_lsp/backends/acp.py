@@ -182,17 +182,20 @@ class AcpBackend(Backend):
                         "version": __version__,
                     },
                 },
-                timeout=self.config.start_timeout,
+                timeout=self.config.effective_start_timeout,
             )
         except (AgentGone, RpcError, TimeoutError) as exc:
             tail = proc.stderr_tail()
             await proc.close(grace=0.5)
             self._proc = None
             if isinstance(exc, TimeoutError):
-                exc = TimeoutError(
-                    f"no answer within startTimeout ({self.config.start_timeout:g} s; "
-                    "a first npx run downloads the agent: raise startTimeout if it is slow)"
+                limit = self.config.effective_start_timeout
+                hint = (
+                    "; a first run downloads the agent: raise startTimeout if it is slow"
+                    if self.config.downloads
+                    else ""
                 )
+                exc = TimeoutError(f"no answer within {limit:g}s (startTimeout{hint})")
             self.last_error = f"initialize failed: {exc}"
             raise BackendError(
                 p.AGENT_UNAVAILABLE,

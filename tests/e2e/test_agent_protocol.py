@@ -324,7 +324,7 @@ async def test_a_slow_start_shows_progress_and_its_own_limit(
     editor = await start_editor(tmp_path, workspace, "visual_studio_code", options)
     err = await error_of(editor.new_session())
     assert err.code == p.AGENT_UNAVAILABLE
-    assert "startTimeout (1.5 s" in err.message
+    assert "within 1.5s (startTimeout" in err.message
     assert "Starting a" in editor.progress_titles()
     # the server keeps serving, and a healthy agent starts fine after it
     snap = await editor.new_session(agent="quick")

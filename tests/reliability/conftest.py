@@ -107,6 +107,7 @@ def demo_agent(*, pidfile: Path | None = None, state_dir: Path | None = None) ->
 def server_env(tmp_path: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg-config")
+    env["ACP_LSP_DATA_DIR"] = str(tmp_path / "data")  # the session history of this test
     env.update(extra or {})
     return env
 
