@@ -124,11 +124,12 @@ class AcpLanguageServer(LanguageServer):
 
 
 def create_server() -> AcpLanguageServer:
-    from acp_lsp.features import documents, history, lifecycle, sessions
+    from acp_lsp.features import documents, history, lifecycle, plain_lsp, sessions
 
     server = AcpLanguageServer()
     lifecycle.register(server)
     documents.register(server)
     sessions.register(server)
     history.register(server)
+    plain_lsp.register(server)
     return server

@@ -16,6 +16,8 @@ if [[ -z "${ACP_LSP_SKIP_VSCODE:-}" ]]; then
     say "installing code-server, Node 24, chromium and the extension's dependencies"
     bash scripts/setup-vscode.sh
 fi
+say "installing Emacs 28 + eglot (Debian emacs-nox, elpa-eglot) for the plain-LSP tests"
+bash scripts/install-emacs.sh
 say "installing stylua and luacheck (Neovim plugin lint)"
 bash editors/neovim/scripts/install-lua-tools.sh
 

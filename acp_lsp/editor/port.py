@@ -31,6 +31,7 @@ from acp_lsp.sandbox import Sandbox, SandboxError
 from acp_lsp.session import Session
 
 if TYPE_CHECKING:
+    from acp_lsp.editor.transcript import Transcripts
     from acp_lsp.history.recorder import Recorder
     from acp_lsp.server import AcpLanguageServer
 
@@ -114,6 +115,7 @@ class EditorSide:
         self.logs = LogLimiter()
         self._sessions: dict[str, Session] = {}
         self.recorder: Recorder | None = None  # session history, once the server made it
+        self.transcripts: Transcripts | None = None  # plain-LSP transcripts, once asked for
 
     # -- plumbing --------------------------------------------------------------------------
     def _schedule(self, delay: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
@@ -214,6 +216,8 @@ class EditorSide:
         self.batcher.publish(session, updates)
         if self.recorder is not None:
             self.recorder.observe(session, updates)
+        if self.transcripts is not None:
+            self.transcripts.observe(session, updates)
 
     def flush(self, session: Session) -> None:
         self.batcher.flush(session)

@@ -35,9 +35,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 class Transcripts:
-    def __init__(
-        self, server: AcpLanguageServer, directory: Path, interval: float = 0.3
-    ) -> None:
+    def __init__(self, server: AcpLanguageServer, directory: Path, interval: float = 0.3) -> None:
         self.server = server
         self.directory = directory
         self.interval = interval
@@ -109,20 +107,15 @@ class Transcripts:
             timer.cancel()
         async with self._lock:  # one edit at a time, each against the text before it
             new = self._render(session)
-            uri = self.uri(session_id)
-            doc = self.server.workspace.text_documents.get(uri)
-            old = doc.source if doc is not None else self._pushed[session_id]
+            old = self._pushed[session_id]
             if old == new:
                 return
+            # Against the text we pushed last, unversioned: editors send didChange after an
+            # idle delay (eglot: 0.5 s), so the version we know lags the editor's own.
             encoding = self.server.workspace.position_encoding or "utf-16"
             edits = minimal_edits(old, new, str(getattr(encoding, "value", encoding)))
-            edit = build_workspace_edit(
-                self.server.client_capabilities,
-                uri,
-                doc.version if doc is not None else None,
-                False,
-                edits,
-            )
+            uri = self.uri(session_id)
+            edit = build_workspace_edit(self.server.client_capabilities, uri, None, False, edits)
             try:
                 result = await asyncio.wait_for(
                     self.server.workspace_apply_edit_async(

@@ -91,7 +91,10 @@ class PlainEditor:
         if not self.transcripts.has(session.session_id):
             await self.transcripts.start(session)
         self.server.tasks.spawn(self._turn(session, blocks), name="plain turn")
-        return {"sessionId": session.session_id, "transcript": self.transcripts.uri(session.session_id)}
+        return {
+            "sessionId": session.session_id,
+            "transcript": self.transcripts.uri(session.session_id),
+        }
 
     async def _turn(self, session: Session, blocks: list[JsonObject]) -> None:
         try:
@@ -99,7 +102,10 @@ class PlainEditor:
             if stop != "end_turn":
                 self._say(f"{session.agent}: the turn ended ({stop})")
         except BackendError as exc:
-            self._say(f"{session.agent}: {self.server.secrets.redact(exc.message)}", types.MessageType.Error)
+            self._say(
+                f"{session.agent}: {self.server.secrets.redact(exc.message)}",
+                types.MessageType.Error,
+            )
         finally:
             await self.transcripts.flush(session.session_id)
 
@@ -134,7 +140,9 @@ def ask_blocks(server: AcpLanguageServer, args: JsonObject) -> list[JsonObject]:
     ]
 
 
-def code_actions(server: AcpLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+def code_actions(
+    server: AcpLanguageServer, params: types.CodeActionParams
+) -> list[types.CodeAction]:
     uri = params.text_document.uri
     doc = server.workspace.get_text_document(uri)
     agent = server.settings.default
@@ -166,7 +174,10 @@ def code_actions(server: AcpLanguageServer, params: types.CodeActionParams) -> l
     for line in range(rng.start.line, min(rng.end.line, len(doc.lines) - 1) + 1):
         found = MARKER.search(doc.lines[line].rstrip("\n")) if line < len(doc.lines) else None
         if found:
-            marker_range = {"start": {"line": line, "character": 0}, "end": {"line": line + 1, "character": 0}}
+            marker_range = {
+                "start": {"line": line, "character": 0},
+                "end": {"line": line + 1, "character": 0},
+            }
             actions.append(
                 types.CodeAction(
                     title=f"Ask {who}: {found['ask']}",
@@ -174,13 +185,17 @@ def code_actions(server: AcpLanguageServer, params: types.CodeActionParams) -> l
                     command=types.Command(
                         title=found["ask"],
                         command=ASK,
-                        arguments=[{"uri": uri, "range": marker_range, "instruction": found["ask"]}],
+                        arguments=[
+                            {"uri": uri, "range": marker_range, "instruction": found["ask"]}
+                        ],
                     ),
                 )
             )
     if rng.start != rng.end:
         action(f"Ask {who} to explain this", types.CodeActionKind.Empty, "Explain this code.")
-        action(f"Ask {who} to improve this", types.CodeActionKind.RefactorRewrite, "Improve this code.")
+        action(
+            f"Ask {who} to improve this", types.CodeActionKind.RefactorRewrite, "Improve this code."
+        )
     return actions
 
 
@@ -209,7 +224,10 @@ def register(server: AcpLanguageServer) -> None:
     @errors
     async def new_session(agent: Any = None) -> JsonObject:
         session = await plain().new_session(agent)
-        return {"sessionId": session.session_id, "transcript": plain().transcripts.uri(session.session_id)}
+        return {
+            "sessionId": session.session_id,
+            "transcript": plain().transcripts.uri(session.session_id),
+        }
 
     @server.command(PROMPT)
     @errors

@@ -29,10 +29,17 @@
 (advice-add 'y-or-n-p :override (lambda (prompt) (push prompt harness-questions) t))
 (advice-add 'yes-or-no-p :override (lambda (prompt) (push prompt harness-questions) t))
 
+(defun harness-idle ()
+  "Be an idle user: batch Emacs never goes idle, so its idle timers (eglot's didChange,
+sent `eglot-send-changes-idle-time' after typing stops) would never run."
+  (dolist (timer (copy-sequence timer-idle-list))
+    (timer-event-handler timer)))
+
 (defun harness-wait (pred seconds what)
   (let ((deadline (+ (float-time) seconds)))
     (while (and (not (funcall pred)) (< (float-time) deadline))
-      (accept-process-output nil 0.05))
+      (accept-process-output nil 0.05)
+      (harness-idle))
     (unless (funcall pred) (error "timed out waiting for %s" what))))
 
 (defun harness-buffer-text (file)
@@ -55,7 +62,9 @@
       (beginning-of-line)
       (let ((beg (point)))
         (forward-line 2)
-        (eglot-code-actions beg (point) nil t))
+        ;; as from the keyboard (eglot shows a mouse menu when the last event was a click)
+        (let ((last-nonmenu-event ?\C-m))
+          (eglot-code-actions beg (point) nil t)))
       ;; the answer streams into the transcript buffer
       (harness-wait
        (lambda ()
@@ -90,5 +99,11 @@
    (with-temp-file (getenv "HARNESS_OUT")
      (insert (json-encode `((error . ,(error-message-string err))
                             (questions . ,(vconcat (reverse harness-questions)))
-                            (buffers . ,(vconcat (mapcar #'buffer-name (buffer-list))))))))))
+                            (buffers . ,(vconcat (mapcar #'buffer-name (buffer-list))))
+                            (events . ,(let ((b (cl-find-if (lambda (b) (string-match-p "events" (buffer-name b))) (buffer-list))))
+                                         (and b (with-current-buffer b
+                                                  (buffer-substring-no-properties (max (point-min) (- (point-max) 6000)) (point-max))))))
+                            (texts . ,(vconcat
+                                       (mapcar (lambda (b) (with-current-buffer b (buffer-string)))
+                                               (cl-remove-if-not #'buffer-file-name (buffer-list)))))))))))
 (kill-emacs 0)

@@ -1,0 +1,132 @@
+"""Agents through standard LSP alone: an editor that never heard of acp/* (docs/protocol.md
+"Plain LSP"). It runs commands, picks code actions, answers window/showMessageRequest and
+reads the answer from the transcript document the server keeps through applyEdit."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.uris import to_fs_path
+from pytest_lsp import ClientServerConfig
+
+from tests.e2e.conftest import server_env
+from tests.support.lsp_editor import SERVER_COMMAND, JsonObject, TestEditor, capabilities
+
+
+@pytest.fixture
+async def plain(tmp_path: Path, workspace: Path) -> AsyncIterator[TestEditor]:
+    config = ClientServerConfig(
+        server_command=SERVER_COMMAND, client_factory=TestEditor, server_env=server_env(tmp_path)
+    )
+    editor = await config.start()
+    assert isinstance(editor, TestEditor)
+    caps = capabilities("visual_studio_code")
+    caps.experimental = None  # no acp/* front end
+    result = await editor.initialize_session(
+        types.InitializeParams(
+            capabilities=caps,
+            root_uri=workspace.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+            initialization_options={"agents": {"demo": {"env": {"ACP_DEMO_DELAY": "0"}}}},
+        )
+    )
+    provider = result.capabilities.execute_command_provider
+    assert provider is not None and "acp.ask" in provider.commands
+    yield editor
+    await editor.shutdown_session()
+
+
+async def command(editor: TestEditor, name: str, *args: Any) -> Any:
+    return await editor.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=name, arguments=list(args))
+    )
+
+
+async def code_actions(editor: TestEditor, params: types.CodeActionParams) -> list[JsonObject]:
+    """textDocument/codeAction as JSON: the client-side converter reads `CodeAction | Command`
+    items as Command, so the test looks at the wire shape itself (as eglot does)."""
+    msg_id = str(uuid.uuid4())
+    future = editor.protocol.send_request(types.TEXT_DOCUMENT_CODE_ACTION, params, msg_id=msg_id)
+    editor.protocol._result_types[msg_id] = None
+    result = await asyncio.wrap_future(future) if not asyncio.isfuture(future) else await future
+    return list(result or [])
+
+
+async def transcript_until(editor: TestEditor, uri: str, needle: str) -> str:
+    """The editor's copy of the transcript (applyEdit only), once it shows `needle`."""
+    for _ in range(400):
+        doc = editor.docs.get(uri)
+        if doc is not None and needle in doc.text:
+            return doc.text
+        await asyncio.sleep(0.025)
+    doc = editor.docs.get(uri)
+    raise AssertionError(f"transcript never showed {needle!r}:\n{doc.text if doc else '(none)'}")
+
+
+async def test_code_action_asks_and_the_transcript_follows(
+    plain: TestEditor, workspace: Path
+) -> None:
+    app = workspace / "src" / "app.py"
+    doc = plain.open(app)
+    lines = doc.text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("def greet"))
+    actions = await code_actions(
+        plain,
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri),
+            range=types.Range(types.Position(start, 0), types.Position(start + 2, 0)),
+            context=types.CodeActionContext(diagnostics=[]),
+        ),
+    )
+    assert actions is not None
+    titles = [a["title"] for a in actions]
+    assert any(t.startswith("Ask") and t.endswith("explain this") for t in titles), titles
+    explain = next(a for a in actions if a["title"].endswith("explain this"))
+    answer = await command(plain, explain["command"]["command"], *explain["command"]["arguments"])
+    uri = answer["transcript"]
+    text = await transcript_until(plain, uri, "_status: idle_")
+    assert "## User" in text and "Explain this code." in text
+    assert "def greet" in text  # the selection went along as context
+    assert "## Agent" in text
+    # the transcript was offered to the editor, and only the editor's copy was changed after
+    assert any(d.uri == uri for d in plain.shown_documents)
+    assert Path(to_fs_path(uri) or "").read_text(encoding="utf-8") != text
+    # the permission question came as window/showMessageRequest and the edit landed unsaved
+    assert any("Edit src/app.py" in m.message for m in plain.message_requests)
+    assert plain.doc(app).text != app.read_text(encoding="utf-8")
+
+
+async def test_marker_comment_becomes_an_action(plain: TestEditor, workspace: Path) -> None:
+    path = workspace / "src" / "notes.py"
+    path.write_text("x = 1\n# acp: add a docstring\n", encoding="utf-8")
+    doc = plain.open(path)
+    actions = await code_actions(
+        plain,
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri),
+            range=types.Range(types.Position(1, 3), types.Position(1, 3)),
+            context=types.CodeActionContext(diagnostics=[]),
+        ),
+    )
+    titles = [a["title"] for a in actions]
+    assert any(t.endswith(": add a docstring") for t in titles), titles
+
+
+async def test_commands_without_a_session_and_bad_arguments(plain: TestEditor) -> None:
+    with pytest.raises(Exception, match="no session yet"):
+        await command(plain, "acp.cancel")
+    with pytest.raises(Exception, match="prompt text"):
+        await command(plain, "acp.prompt", 42)
+    started = await command(plain, "acp.newSession")
+    answer = await command(plain, "acp.prompt", "hello")
+    assert answer["sessionId"] == started["sessionId"]
+    await transcript_until(plain, answer["transcript"], "_status: idle_")
+    assert await command(plain, "acp.toggleFollow") == {"enabled": False}
+    errors = [m.message for m in plain.messages if m.type == types.MessageType.Error]
+    assert any("no session yet" in m for m in errors), errors
