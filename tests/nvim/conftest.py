@@ -80,6 +80,7 @@ def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
         path = tmp_path / "xdg" / var.lower()
         path.mkdir(parents=True)
         monkeypatch.setenv(var, str(path))
+    monkeypatch.setenv("ACP_LSP_DATA_DIR", str(tmp_path / "data"))  # this test's history
     nvim = pynvim.attach(
         "child", argv=[str(NVIM), "--embed", "--headless", "--clean", "-n", "-i", "NONE"]
     )

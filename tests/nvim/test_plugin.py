@@ -445,6 +445,9 @@ def test_command_completion(editor: Editor) -> None:
             "switch",
             "rename",
             "delete",
+            "history",
+            "fork",
+            "logout",
         ]
     )
     assert editor.lua("return vim.fn.getcompletion('Acp review ', 'cmdline')") == [

@@ -229,29 +229,66 @@ function M.refresh_agents(cb)
   end)
 end
 
---- :Acp agents: pick an agent and start a session with it.
-function M.pick_agent()
-  M.refresh_agents(function(err, result)
+--- One line of the agent picker: name, version, where it comes from, state, description.
+---@param a table an acp/listAgents entry
+---@return string
+function M.agent_label(a)
+  local flags = {}
+  if a.default then
+    table.insert(flags, 'default')
+  end
+  if a.running then
+    table.insert(flags, 'running')
+  end
+  if a.source == 'registry' then
+    table.insert(flags, 'registry')
+  end
+  if a.installed == false then
+    table.insert(flags, 'not installed')
+  end
+  if a.error then
+    table.insert(flags, 'failed to start')
+  end
+  local line = a.title or a.name
+  if a.version then
+    line = line .. ' ' .. a.version
+  end
+  line = ('%s [%s]'):format(line, a.name)
+  if #flags > 0 then
+    line = line .. ' (' .. table.concat(flags, ', ') .. ')'
+  end
+  if a.description and a.description ~= '' then
+    line = line .. ' — ' .. a.description
+  end
+  return line
+end
+
+--- :Acp agents [all]: pick an agent and start a session with it. `all` adds the agents of
+--- the ACP Registry; one that is not installed yet installs on pick ($/progress meanwhile).
+---@param all boolean?
+function M.pick_agent(all)
+  client.request(req.list_agents, { includeRegistry = all and true or nil }, function(err, result)
     if err then
       return fail('agents')(err)
     end
-    vim.ui.select(result.agents or {}, {
-      prompt = 'Agent',
-      format_item = function(a)
-        local flags = {}
-        if a.default then
-          table.insert(flags, 'default')
-        end
-        if a.running then
-          table.insert(flags, 'running')
-        end
-        local suffix = #flags > 0 and (' (' .. table.concat(flags, ', ') .. ')') or ''
-        return ('%s — %s [%s]%s'):format(a.name, a.title or a.name, a.protocol or '?', suffix)
-      end,
+    local agents = result and result.agents or {}
+    if not all then
+      M.agent_names = vim.tbl_map(function(a)
+        return a.name
+      end, agents)
+    end
+    vim.ui.select(agents, {
+      prompt = all and 'Agent (configured and ACP Registry)' or 'Agent',
+      kind = 'acp_agent',
+      format_item = M.agent_label,
     }, function(choice)
-      if choice then
-        M.new_session(choice.name)
+      if not choice then
+        return
       end
+      if choice.installed == false then
+        notify(('installing %s %s…'):format(choice.title or choice.name, choice.version or ''))
+      end
+      M.new_session(choice.name)
     end)
   end)
 end

@@ -94,9 +94,33 @@ M.subcommands = {
     end,
   },
   agents = {
-    desc = 'agents — pick an agent and start a session',
+    desc = 'agents [all] — pick an agent and start a session (all: with the ACP Registry)',
+    run = function(args)
+      actions().pick_agent(args[1] == 'all')
+    end,
+    complete = function()
+      return { 'all' }
+    end,
+  },
+  fork = {
+    desc = 'fork — a new session that starts with a copy of the current one (agents that can fork)',
     run = function()
-      actions().pick_agent()
+      require('acp_lsp.history').fork()
+    end,
+  },
+  logout = {
+    desc = "logout [agent] — log out of the agent (default: the current session's agent)",
+    run = function(args)
+      require('acp_lsp.history').logout(args[1])
+    end,
+    complete = function()
+      return actions().agent_names
+    end,
+  },
+  history = {
+    desc = 'history [search] — stored sessions: open read-only, resume, rename, export, delete',
+    run = function(args)
+      require('acp_lsp.history').pick(table.concat(args, ' '))
     end,
   },
   follow = {
