@@ -38,6 +38,8 @@ from common import FLOOD_AGENT, expected_digest  # noqa: E402
 
 JsonObject = dict[str, Any]
 TS_SDK = ROOT / ".cache" / "peers" / "ts-sdk" / "node_modules" / "@agentclientprotocol" / "sdk"
+# The newest TypeScript SDK (2.x, fetched for the schema tests): the anchor of issue 16.
+TS_SDK_2 = ROOT / ".cache" / "peers" / "ts-sdk-2" / "node_modules" / "@agentclientprotocol" / "sdk"
 CHUNK_SIZE = 40
 FLUSH_MS = 30  # the server's default flushMs: the latency goal is relative to it
 
@@ -146,21 +148,28 @@ class Runner:
         """[False] — or [False, True] with --against: this tree, then the other one."""
         return [False, True] if self.against is not None else [False]
 
-    def ts(self, *args: object) -> JsonObject:
+    def ts(self, *args: object, sdk: Path = TS_SDK) -> JsonObject:
         if self.node is None:
             return {"error": "node not found"}
-        if not (TS_SDK / "dist" / "acp.js").exists():
-            return {"error": f"TypeScript SDK missing ({TS_SDK}): run scripts/fetch-test-peers.sh"}
+        if not (sdk / "package.json").exists():
+            return {"error": f"TypeScript SDK missing ({sdk}): run scripts/fetch-test-peers.sh"}
         return self.client(
             [
                 self.node,
                 str(CLIENTS / "ts_client.mjs"),
-                str(TS_SDK),
+                str(sdk),
                 self.python,
                 str(FLOOD_AGENT),
                 *map(str, args),
             ]
         )
+
+
+def sdk_version(sdk: Path) -> str:
+    try:
+        return str(json.loads((sdk / "package.json").read_text(encoding="utf-8"))["version"])
+    except (OSError, ValueError, KeyError):
+        return "?"
 
 
 def median(values: list[float]) -> float:
@@ -187,6 +196,7 @@ def bench_streaming(r: Runner) -> Section:
         "a": lambda: r.py("raw_reader.py", "flood", n, size),
         "b": lambda: r.py("sdk_client.py", "flood", n, size),
         "b'": lambda: r.ts("flood", n, size),
+        "b''": lambda: r.ts("flood", n, size, sdk=TS_SDK_2),
         "c": lambda: r.py("lsp_client.py", "flood", n, size),
     }
     if r.against is not None:
@@ -199,8 +209,9 @@ def bench_streaming(r: Runner) -> Section:
             runs[key].append(clients[key]())
     labels = {
         "a": "(a) raw NDJSON reader (the pipe's limit)",
-        "b": "(b) ACP Python SDK 0.12.1 client",
+        "b": "(b) ACP Python SDK 0.12.1 client (the newest on PyPI)",
         "b'": "(b') ACP TypeScript SDK 1.9.0 client (Node " + node_version(r) + ")",
+        "b''": f"(b'') ACP TypeScript SDK {sdk_version(TS_SDK_2)} client (the newest)",
         "c": "(c) LSP editor through acp-lsp (two hops)",
         "c0": "(c) the same, acp-lsp before the changes (--against)",
     }
@@ -229,7 +240,12 @@ def bench_streaming(r: Runner) -> Section:
         sec.data[f"intact_{key}"] = intact
         for err in errors_of(runs[key]):
             sec.notes.append(f"{labels[key]}: {err}")
-    ratios = {"(c)/(a)": ("a", 0.5), "(c)/(b)": ("b", 1.0), "(c)/(b')": ("b'", 1.0)}
+    ratios = {
+        "(c)/(a)": ("a", 0.5),
+        "(c)/(b)": ("b", 1.0),
+        "(c)/(b')": ("b'", 1.0),
+        "(c)/(b'')": ("b''", 1.0),
+    }
     for label, (key, target) in ratios.items():
         # The ratio of medians, and the median of per-repeat ratios (each from one round).
         per_round = [

@@ -1,4 +1,5 @@
-// Client (b'): a direct client on the ACP TypeScript SDK (@agentclientprotocol/sdk 1.9.0),
+// Clients (b') and (b''): a direct client on the ACP TypeScript SDK (@agentclientprotocol/sdk
+// 1.9.0, and 2.x through its package entry, dist/v1/stable),
 // the engine of today's VS Code ACP clients: ClientSideConnection over ndJsonStream, with a
 // sessionUpdate handler that appends each chunk's text.
 //
@@ -7,12 +8,16 @@
 // Prints one JSON object: frames, seconds (prompt sent -> last chunk handled), chars, sha256.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 
 const [sdkDir, python, agentScript, ...scenario] = process.argv.slice(2);
-const acp = await import(pathToFileURL(join(sdkDir, "dist", "acp.js")).href);
+const entry = existsSync(join(sdkDir, "dist", "acp.js"))
+  ? join(sdkDir, "dist", "acp.js")
+  : join(sdkDir, "dist", "v1", "stable", "acp.js");
+const acp = await import(pathToFileURL(entry).href);
 
 const agentArgs = [agentScript];
 if (scenario[0] === "flood") agentArgs.push("--prebuild", scenario[1], scenario[2]);
@@ -34,14 +39,35 @@ const client = {
 };
 
 const stream = acp.ndJsonStream(Writable.toWeb(agent.stdin), Readable.toWeb(agent.stdout));
-const conn = new acp.ClientSideConnection(() => client, stream);
-await conn.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
-const session = await conn.newSession({ cwd: process.cwd(), mcpServers: [] });
-const t0 = performance.now();
-const response = await conn.prompt({
-  sessionId: session.sessionId,
-  prompt: [{ type: "text", text: scenario.join(" ") }],
-});
+const prompt = (sessionId) => ({ sessionId, prompt: [{ type: "text", text: scenario.join(" ") }] });
+let t0 = 0;
+let response;
+if (acp.ClientSideConnection) {
+  // 1.x: a Client object behind ClientSideConnection
+  const conn = new acp.ClientSideConnection(() => client, stream);
+  await conn.initialize({ protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+  const session = await conn.newSession({ cwd: process.cwd(), mcpServers: [] });
+  t0 = performance.now();
+  response = await conn.prompt(prompt(session.sessionId));
+} else {
+  // 2.x: the client() app builder, handlers by method name, requests through its context
+  const app = acp
+    .client({ name: "acp-lsp-bench" })
+    .onNotification(acp.methods.client.session.update, (ctx) => client.sessionUpdate(ctx.params))
+    .onRequest(acp.methods.client.session.requestPermission, () => client.requestPermission());
+  response = await app.connectWith(stream, async (ctx) => {
+    await ctx.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: {},
+    });
+    const session = await ctx.request(acp.methods.agent.session.new, {
+      cwd: process.cwd(),
+      mcpServers: [],
+    });
+    t0 = performance.now();
+    return ctx.request(acp.methods.agent.session.prompt, prompt(session.sessionId));
+  });
+}
 const text = parts.join("");
 const meta = response._meta || {};
 process.stdout.write(
