@@ -9,7 +9,7 @@ the field, and nothing else is lost.
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import attrs
@@ -42,6 +42,10 @@ class AcpProtocol(LanguageServerProtocol):
     """LanguageServerProtocol + acp/* params models + ``capabilities.experimental.acp``."""
 
     client_acp: dict[str, Any] = {}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._after_response: dict[Any, list[Callable[[], None]]] = {}
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         if "jsonrpc" in data and "method" not in data and "id" not in data:
@@ -84,6 +88,20 @@ class AcpProtocol(LanguageServerProtocol):
         if dump is not None:
             return dump(by_alias=True, exclude_none=True)
         return super()._serialize_message(data)
+
+    def after_response(self, fn: Callable[[], None]) -> bool:
+        """Run ``fn`` right after the answer to the request being handled is written; False
+        outside a request (the caller then picks its own moment)."""
+        msg_id = self.msg_id
+        if msg_id is None or msg_id not in self._request_futures:
+            return False
+        self._after_response.setdefault(msg_id, []).append(fn)
+        return True
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        super()._send_response(msg_id, result, error)
+        for fn in self._after_response.pop(msg_id, ()):
+            fn()
 
     def send_notification_raw(self, method: str, params: dict[str, Any]) -> None:
         """Send a notification whose params are plain JSON (the hot path: no converter)."""

@@ -25,6 +25,8 @@ from acp_lsp.session import Session
 JsonObject = dict[str, Any]
 Send = Callable[[str, JsonObject], None]
 
+# A new session's updates wait for the response that names it; this long at most.
+RELEASE_FALLBACK_S = 5.0
 _TEXT_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
 
 
@@ -155,22 +157,33 @@ class UpdateBatcher:
         """Queue but do not send until ``release_after_response``: the session is new."""
         self._queue(session).held = True
 
-    def release_after_response(self, session: Session) -> None:
+    def release_after_response(
+        self,
+        session: Session,
+        after_response: Callable[[Callable[[], None]], bool] | None = None,
+    ) -> None:
         """Drop what the snapshot already holds, then release once the response is out.
 
-        The handler's response is sent from a done-callback scheduled when it returns; a
-        callback scheduled now and rescheduled once runs after it (asyncio runs callbacks
-        FIFO)."""
+        ``after_response`` registers a callback to run once the answer to the current request
+        is written (the protocol knows); without one, or outside a request, a callback
+        scheduled now and rescheduled once runs after a response sent from the handler's
+        done-callback (asyncio runs callbacks FIFO). A late fallback keeps a lost answer from
+        holding the session forever."""
         queue = self._queue(session)
         queue.items.clear()
         loop = asyncio.get_running_loop()
 
         def release() -> None:
+            if not queue.held:
+                return
             queue.held = False
             if queue.items and queue.timer is None:
                 self._schedule(queue)
 
-        loop.call_soon(loop.call_soon, release)
+        if after_response is not None and after_response(release):
+            loop.call_later(RELEASE_FALLBACK_S, release)
+        else:
+            loop.call_soon(loop.call_soon, release)
 
     def flush(self, session: Session) -> None:
         queue = self._queues.get(session.session_id)

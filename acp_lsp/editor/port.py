@@ -229,7 +229,7 @@ class EditorSide:
     def announce(self, session: Session) -> JsonObject:
         """The snapshot for the response that first names the session; releases it after."""
         snapshot = self.snapshot(session)
-        self.batcher.release_after_response(session)
+        self.batcher.release_after_response(session, self.server.protocol.after_response)
         if self.server.settings.history.enabled:
             backend = self.server.hub.backends.get(session.agent)
             agent_sid = backend.agent_session_id(session) if backend else None

@@ -145,6 +145,12 @@ FIELDS = {
     "toolCallId": "text",
     "path": "dir",
     "methodId": "method",
+    "includeRegistry": "bool",
+    "query": "text",
+    "cursor": "text",
+    "limit": "count",
+    "title": "text",
+    "format": "format",
 }
 METHOD_FIELDS = {
     p.ACP_LIST_AGENTS: ["includeRegistry"],
@@ -194,6 +200,8 @@ def plausible(kind: str, ws: str) -> st.SearchStrategy[Any]:
         "bool": st.booleans(),
         "action": st.sampled_from(["accept", "reject", "ACCEPT", ""]),
         "method": st.sampled_from(["login", "other"]),
+        "count": st.one_of(st.integers(min_value=-2, max_value=500), st.text(max_size=4)),
+        "format": st.sampled_from(["markdown", "html", ""]),
     }[kind]
 
 

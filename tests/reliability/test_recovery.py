@@ -26,7 +26,7 @@ from tests.reliability.conftest import (
     scripted,
     wait_gone,
 )
-from tests.support.editor_model import EditorModel, view_of
+from tests.support.editor_model import view_of
 from tests.support.lsp_editor import TestEditor
 
 pytestmark = pytest.mark.timeout(90)
@@ -170,7 +170,7 @@ async def test_load_session_brings_the_conversation_back_after_a_crash(
         c["toolCallId"] for c in before["toolCalls"]
     ]
     assert loaded["seq"] >= before["seq"]
-    editor.sessions[sid] = EditorModel(loaded)
+    editor.adopt(loaded)
     # the conversation goes on where it was
     assert (await editor.prompt(sid, "now plan the next step"))["stopReason"] == "end_turn"
     final = await assert_in_sync(editor, sid)
@@ -216,6 +216,6 @@ async def test_resume_only_agent_keeps_what_the_bridge_knew(bridge: Bridge, tmp_
             ("agent", "noted"),
         ]
     )
-    editor.sessions[sid] = EditorModel(loaded)
+    editor.adopt(loaded)
     assert (await editor.prompt(sid, "and?"))["stopReason"] == "end_turn"
     await assert_in_sync(editor, sid)

@@ -257,8 +257,19 @@ class TestEditor(LanguageClient):
 
     async def new_session(self, **params: Any) -> JsonObject:
         snapshot = await self.acp("acp/newSession", params)
-        self.sessions[snapshot["sessionId"]] = EditorModel(snapshot)
+        self.adopt(snapshot)
         return dict(snapshot)
+
+    def adopt(self, snapshot: JsonObject) -> EditorModel:
+        """The session's model from a snapshot, plus what arrived meanwhile: notifications
+        right behind the response may be read before the awaiting test resumes (as in any
+        editor, they carry later seqs; stale ones are dropped)."""
+        sid = snapshot["sessionId"]
+        model = self.sessions[sid] = EditorModel(snapshot)
+        for method, params in self.notifications:
+            if method == "acp/sessionUpdate" and params["sessionId"] == sid:
+                model.apply_notification(params)
+        return model
 
     async def prompt(self, session_id: str, prompt: Any, timeout: float = 30) -> JsonObject:
         result = await self.acp(
