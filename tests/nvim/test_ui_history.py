@@ -56,7 +56,8 @@ def test_history_search_open_resume_export_rename_delete(live: Editor) -> None:
     live.lua("T.choose('Resume')")
     live.wait("T.session().id == a[1] and T.session().status == 'idle'", sid)
     live.lua("T.send('/plan')")
-    live.wait("T.session().status == 'idle' and T.find_line('## You') ~= nil")
+    # the turn is over once the demo agent has named the resumed session after it
+    live.wait("T.session().status == 'idle' and T.session().title == '/plan'")
 
     # exported as Markdown into a buffer of its own
     pick(live, "Acp history help", "")
