@@ -96,6 +96,12 @@ async def test_code_action_asks_and_the_transcript_follows(
     assert "## Agent" in text
     # the transcript was offered to the editor, and only the editor's copy was changed after
     assert any(d.uri == uri for d in plain.shown_documents)
+    # follow-along: the files the agent touched were shown, without taking focus
+    await plain.wait_for(
+        lambda: any(d.uri.endswith("/src/app.py") for d in plain.shown_documents), timeout=5
+    )
+    jumps = [d for d in plain.shown_documents if d.uri.endswith("/src/app.py")]
+    assert jumps and not any(d.take_focus for d in jumps), plain.shown_documents
     assert Path(to_fs_path(uri) or "").read_text(encoding="utf-8") != text
     # the permission question came as window/showMessageRequest and the edit landed unsaved
     assert any("Edit src/app.py" in m.message for m in plain.message_requests)
