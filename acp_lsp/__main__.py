@@ -111,12 +111,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         "demo-agent",
         help="run the built-in offline demo agent itself on stdio (for any ACP client)",
     )
+    doctor = sub.add_parser(
+        "doctor", help="check the config files, the data dir and each agent; exit 1 on problems"
+    )
+    doctor.add_argument(
+        "--agent", action="append", help="check only this agent (repeatable; default: all)"
+    )
+    doctor.add_argument("--timeout", type=float, default=60.0, help="seconds per agent start")
+    doctor.add_argument("--workspace", default=None, help="the project folder (default: cwd)")
+    doctor.add_argument("--no-agents", action="store_true", help="do not start any agent")
     args = parser.parse_args(argv)
     _setup_logging(args.log_file, args.verbose)
     if args.command == "demo":
         from acp_lsp.demo_cli import run_demo
 
         return run_demo(args)
+    if args.command == "doctor":
+        from acp_lsp.doctor import run_doctor
+
+        return run_doctor(args)
     if args.command == "demo-agent":
         from acp_lsp.demo_agent.__main__ import main as run_agent
 
