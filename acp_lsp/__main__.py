@@ -60,8 +60,8 @@ def _drop_answered_errors(record: logging.LogRecord) -> bool:
 
 
 def serve(args: argparse.Namespace) -> int:
+    from acp_lsp.app import create_server
     from acp_lsp.features.lifecycle import kill_children_now
-    from acp_lsp.server import create_server
 
     server = create_server()
     for handler in logging.getLogger().handlers:

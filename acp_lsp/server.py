@@ -1,17 +1,25 @@
-"""create_server(): the language server with its feature modules wired in, nothing else."""
+"""The language server class feature modules receive (acp_lsp.app.create_server wires them)."""
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pygls.lsp.server import LanguageServer
 
 from acp_lsp import __version__
 from acp_lsp.backends.base import Backend
-from acp_lsp.config import AgentConfig, SecretStore, Settings, load_settings
+from acp_lsp.config import (
+    AgentConfig,
+    SecretStore,
+    Settings,
+    load_settings,
+    read_toml,
+    user_config_path,
+)
 from acp_lsp.lsp_protocol import AcpProtocol
 from acp_lsp.tasks import TaskOwner
 
@@ -116,20 +124,20 @@ class AcpLanguageServer(LanguageServer):
 
     def load_settings(self, overrides: JsonObject | None) -> list[str]:
         """Merge config files and ``overrides``; returns the problems found (by setting)."""
-        from acp_lsp.features.lifecycle import settings_sources
-
-        settings, problems = load_settings(settings_sources(self, overrides), secrets=self.secrets)
+        settings, problems = load_settings(self._sources(overrides), secrets=self.secrets)
         self.apply_settings(settings)
         return problems
 
-
-def create_server() -> AcpLanguageServer:
-    from acp_lsp.features import documents, history, lifecycle, plain_lsp, sessions
-
-    server = AcpLanguageServer()
-    lifecycle.register(server)
-    documents.register(server)
-    sessions.register(server)
-    history.register(server)
-    plain_lsp.register(server)
-    return server
+    def _sources(self, overrides: JsonObject | None) -> list[Mapping[str, Any] | None]:
+        """The user's config file, the workspace's acp-lsp.toml, then the editor's settings."""
+        problems: list[str] = []
+        sources: list[Mapping[str, Any] | None] = [
+            read_toml(user_config_path(os.environ), problems)
+        ]
+        folders = self.hub.workspace_folders
+        if folders:
+            sources.append(read_toml(Path(folders[0]) / "acp-lsp.toml", problems))
+        sources.append(overrides)
+        for problem in problems:
+            self.editor.show_message(f"acp-lsp: bad config file: {problem}", "warning")
+        return sources

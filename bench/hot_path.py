@@ -55,7 +55,11 @@ class Harness:
             from acp_lsp.backends.acp import AcpBackend
             from acp_lsp.backends.wire import AgentProcess, LineBuffer
             from acp_lsp.config import AgentConfig
-            from acp_lsp.server import create_server
+
+            try:
+                from acp_lsp.app import create_server
+            except ImportError:  # an older tree (--against): the factory lived in server.py
+                from acp_lsp.server import create_server  # type: ignore[attr-defined,no-redef]
 
             self.server = create_server()  # lazy imports inside resolve now, to this copy
             backend = self.server.make_backend("flood", AgentConfig(command=sys.executable))

@@ -1,1 +1,1 @@
-"""Feature modules: each exposes ``register(server)``; server.create_server() wires them."""
+"""Feature modules: each exposes ``register(server)``; acp_lsp.app.create_server() wires them."""

@@ -7,13 +7,11 @@ import logging
 import os
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from acp_lsp.config import read_toml, user_config_path
 from acp_lsp.server import AcpLanguageServer
 
 log = logging.getLogger(__name__)
@@ -29,20 +27,6 @@ def _section(raw: Any) -> Mapping[str, Any] | None:
             return inner
         return raw
     return None
-
-
-def settings_sources(
-    server: AcpLanguageServer, overrides: JsonObject | None
-) -> list[Mapping[str, Any] | None]:
-    problems: list[str] = []
-    sources: list[Mapping[str, Any] | None] = [read_toml(user_config_path(os.environ), problems)]
-    folders = server.hub.workspace_folders
-    if folders:
-        sources.append(read_toml(Path(folders[0]) / "acp-lsp.toml", problems))
-    sources.append(overrides)
-    for problem in problems:
-        server.editor.show_message(f"acp-lsp: bad config file: {problem}", "warning")
-    return sources
 
 
 def _workspace_folders(params: types.InitializeParams) -> list[str]:
