@@ -150,6 +150,9 @@ def test_checkhealth_reports_server_and_agents(live: Editor) -> None:
     assert "OK agent demo (Demo (built-in, offline), acp): default, running" in text
     assert "permission questions: vim.ui.select" in text  # the tests' T.setup chooses select
     assert "OK statusline shows acp_lsp.statusline()" in text
+    # acp-lsp doctor's checks, as rows of the report
+    assert "OK doctor: data dir: " in text and "writable" in text
+    assert "OK doctor: workspace config: " in text
 
 
 def test_vim_lsp_enable_alone_starts_the_server(editor: Editor, workspace: Path) -> None:

@@ -13,6 +13,36 @@ local function server_version(cmd)
   return vim.trim(res.stdout or '')
 end
 
+--- `acp-lsp doctor --no-agents`: config files and the data directory, as the server reads them.
+local function doctor(cmd, health)
+  local argv = vim.list_extend(vim.deepcopy(cmd), { 'doctor', '--no-agents', '--workspace', vim.fn.getcwd() })
+  local ok, proc = pcall(vim.system, argv, { text = true })
+  if not ok then
+    return health.warn('acp-lsp doctor could not run: ' .. tostring(proc))
+  end
+  local res = proc:wait(20000)
+  local rows = 0
+  for line in (res.stdout or ''):gmatch('[^\n]+') do
+    local check, state, detail = line:match('^  (%S.-)%s%s+(%S+)%s%s+(.*)$')
+    if check then
+      rows = rows + 1
+      local text = ('doctor: %s: %s'):format(check, detail)
+      if state == 'FAIL' then
+        health.error(text)
+      elseif state == 'warn' then
+        health.warn(text)
+      else
+        health.ok(text)
+      end
+    end
+  end
+  if rows == 0 then
+    health.info(
+      'acp-lsp doctor (a newer server has it): ' .. vim.trim((res.stderr or '') .. (res.stdout or ''))
+    )
+  end
+end
+
 function M.check()
   local health = vim.health
   health.start('acp_lsp')
@@ -52,6 +82,7 @@ function M.check()
     local version, err = server_version(cmd)
     if version then
       health.ok('server version: ' .. version)
+      doctor(cmd, health)
     else
       health.warn('`' .. table.concat(cmd, ' ') .. ' --version` failed: ' .. tostring(err))
     end
