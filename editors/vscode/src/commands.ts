@@ -243,5 +243,19 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       await server.restart();
     }),
     register("acpLsp.showOutput", () => server.output.show()),
+    register("acpLsp.doctor", async () => {
+      const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: "ACP: acp-lsp doctor…" },
+        () => server.doctor(),
+      );
+      server.output.show(true);
+      const summary = /(\d+) problem\(s\), (\d+) warning\(s\)/.exec(result.output);
+      const text = summary ? `${summary[1]} problem(s), ${summary[2]} warning(s)` : "no report";
+      if (result.code === 0) {
+        void vscode.window.showInformationMessage(`ACP doctor: ${text} (table in the output)`);
+      } else {
+        void vscode.window.showErrorMessage(`ACP doctor: ${text} (table in the output)`);
+      }
+    }),
   ];
 }

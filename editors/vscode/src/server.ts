@@ -2,6 +2,7 @@
 // the output channel, the experimental capability, and the acp/* handlers wired on every
 // new client.
 
+import { execFile } from "node:child_process";
 import * as vscode from "vscode";
 import {
   CloseAction,
@@ -98,6 +99,27 @@ export class AcpServer implements vscode.Disposable {
       this.starting = undefined;
     });
     return this.starting;
+  }
+
+  /** `acp-lsp doctor` with this extension's server command, its table in the output channel. */
+  async doctor(): Promise<{ code: number | null; output: string }> {
+    const cmd = resolveServerCommand(readSettings(), expandContext());
+    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const args = [...cmd.args, "doctor", ...(cwd ? ["--workspace", cwd] : [])];
+    this.output.info(`running: ${cmd.command} ${args.join(" ")}`);
+    return new Promise((resolve) => {
+      execFile(
+        cmd.command,
+        args,
+        { cwd, env: { ...process.env, ...cmd.env }, timeout: 300_000 },
+        (error, stdout, stderr) => {
+          const output = `${stdout}${stderr ? `\n${stderr}` : ""}`;
+          this.output.appendLine(output);
+          const code = error ? (typeof error.code === "number" ? error.code : null) : 0;
+          resolve({ code, output });
+        },
+      );
+    });
   }
 
   private async doStart(): Promise<LanguageClient> {
