@@ -191,6 +191,7 @@ async def test_offline_the_cache_then_the_snapshot_is_used(tmp_path: Path, works
     await editor.shutdown_session()
 
 
+@pytest.mark.timeout(900)  # a wheel build, a pip install and an npm install
 def test_uvx_and_npx_entries(tmp_path: Path, workspace: Path) -> None:
     """Runs in its own event loop: building the wheel blocks for a while."""
     import asyncio
@@ -244,7 +245,7 @@ def test_uvx_and_npx_entries(tmp_path: Path, workspace: Path) -> None:
         ).exists()
         if npm_cache.exists():  # npx: installed from npm into a private prefix, then run
             result = await editor.acp(
-                p.ACP_INSTALL_AGENT, {"agent": "registry:codex-acp"}, timeout=200
+                p.ACP_INSTALL_AGENT, {"agent": "registry:codex-acp"}, timeout=400
             )
             assert result == {
                 "agent": "registry:codex-acp",

@@ -213,8 +213,11 @@ async def test_closing_a_session_reaps_its_terminals(tmp_path: Path, workspace: 
     mine = [terminal_id(log, "a"), terminal_id(log, "b")]
     await editor.prompt(second, "run")
     theirs = [terminal_id(log, "a"), terminal_id(log, "b")]
-    for tid in mine + theirs:
-        await editor.wait_for(lambda tid=tid: len(editor.terminal_output[tid].split()) >= 1)
+    # each terminal prints its pids (two for the family, one for the sleeper), maybe in pieces
+    for tid, count in zip(mine + theirs, (2, 1, 2, 1), strict=True):
+        await editor.wait_for(
+            lambda tid=tid, count=count: len(editor.terminal_output[tid].split()) >= count
+        )
     first_pids = pids_of(editor, mine[0], 2) + pids_of(editor, mine[1], 1)
     second_pids = pids_of(editor, theirs[0], 2) + pids_of(editor, theirs[1], 1)
     assert all(alive(pid) for pid in first_pids + second_pids)
