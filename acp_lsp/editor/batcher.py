@@ -25,6 +25,8 @@ from acp_lsp.session import Session
 JsonObject = dict[str, Any]
 Send = Callable[[str, JsonObject], None]
 
+# Notifications that may go right behind another one (then one per min_gap at most).
+BURST = 2
 # A new session's updates wait for the response that names it; this long at most.
 RELEASE_FALLBACK_S = 5.0
 _TEXT_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
@@ -63,7 +65,7 @@ def _joinable_text(update: JsonObject) -> str | None:
 
 
 class _Queue:
-    __slots__ = ("gap", "held", "items", "last_sent", "session", "timer")
+    __slots__ = ("credit", "gap", "held", "items", "last_sent", "session", "timer")
 
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -71,6 +73,7 @@ class _Queue:
         self.held = False
         self.last_sent = float("-inf")
         self.gap = 0.0  # spacing before the next notification may go
+        self.credit = BURST  # notifications that may go early, before the gap is over
         self.timer: Any = None  # the scheduled flush (an asyncio handle)
 
 
@@ -81,6 +84,7 @@ class UpdateBatcher:
     the unit tests of ordering and joining drive by hand)."""
 
     GROWTH = 1.5
+    FLOOD_PARTS = 64  # updates per notification that mark a flood (> 6,400/s at 10 ms)
 
     def __init__(
         self,
@@ -133,7 +137,9 @@ class UpdateBatcher:
     def _delay(self, queue: _Queue) -> float:
         if not self.adaptive:
             return self.flush_s
-        return max(0.0, queue.last_sent + queue.gap - self._clock())
+        wait = queue.last_sent + queue.gap - self._clock()
+        # a few may go early: the first chunk right behind the prompt's echo or a status
+        return 0.0 if wait <= 0 or queue.credit > 0 else wait
 
     def _schedule(self, queue: _Queue) -> None:
         delay = self._delay(queue)
@@ -205,14 +211,23 @@ class UpdateBatcher:
         session.seq += 1
         self.notifications_sent += 1
         now = self._clock()
-        # still streaming (the last notification went out within the gap and then some):
-        # widen the gap; after a pause, back to the smallest
-        streaming = now - queue.last_sent <= queue.gap + self.min_gap
-        queue.gap = (
-            min(self.flush_s, max(self.min_gap, queue.gap * self.GROWTH))
-            if streaming
-            else self.min_gap
-        )
+        since = now - queue.last_sent
+        if since > queue.gap + self.min_gap:
+            # after a pause: the smallest gap, and the burst credit back
+            queue.gap, queue.credit = self.min_gap, BURST
+        elif since < queue.gap - 0.001:  # (timers may fire up to the clock's resolution early)
+            queue.credit = max(0, queue.credit - 1)  # went early, on credit
+        else:
+            # streaming: a flood (many updates per notification) widens the gap up to
+            # flushMs, so the editor gets fewer, larger messages; a steady stream keeps
+            # (or shrinks back to) the smallest gap, so each chunk waits as little as the
+            # cap of one notification per min_gap allows
+            parts = sum(len(i.parts) if type(i) is _TextRun else 1 for i in items)
+            queue.gap = (
+                min(self.flush_s, max(self.min_gap, queue.gap * self.GROWTH))
+                if parts >= self.FLOOD_PARTS
+                else max(self.min_gap, queue.gap / self.GROWTH)
+            )
         queue.last_sent = now
         self._send(
             self._method,

@@ -7,7 +7,6 @@ and release paths, with a zero window and explicit turns of the event loop: no s
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 from typing import Any
 
@@ -15,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_lsp.editor.batcher import UpdateBatcher
+from acp_lsp.editor.batcher import BURST, UpdateBatcher
 from acp_lsp.session import Session
 
 JsonObject = dict[str, Any]
@@ -276,32 +275,50 @@ async def test_an_update_on_an_idle_channel_goes_out_on_the_next_loop_turn(sink:
     assert sink.updates() == [chunk("ab", messageId="m")]
 
 
-async def test_a_streaming_agent_is_coalesced_and_the_gap_grows_then_resets(sink: Sink) -> None:
+async def test_a_flood_widens_the_gap_a_steady_stream_does_not_and_a_pause_resets(
+    sink: Sink,
+) -> None:
     clock = Clock()
     batcher = UpdateBatcher(sink, METHOD, flush_s=0.03, min_gap=0.01, clock=clock)
     s = Session("s", "demo", "/w")
-    batcher.publish(s, [chunk("0", messageId="m")])
+    count = 0
+
+    def publish(n: int) -> None:
+        nonlocal count
+        batcher.publish(s, [chunk(f"<{count + k}>", messageId="m") for k in range(n)])
+        count += n
+
+    publish(1)
     await turns(1)
-    assert len(sink.sent) == 1
+    assert len(sink.sent) == 1  # idle: at once
     queue = batcher._queues["s"]
-    gaps = []
-    for i in range(1, 6):
-        clock.now += 0.001  # the next chunk 1 ms later: within the gap, so it waits
-        batcher.publish(s, [chunk(str(i), messageId="m")])
-        assert queue.timer is not None and len(sink.sent) == i  # queued, not sent
+    for sent in (2, 3):  # right behind it, a burst of BURST more goes at once too
+        clock.now += 0.001
+        publish(1)
+        await turns(1)
+        assert len(sink.sent) == sent
+    assert queue.credit == 0
+
+    def step(n: int) -> float:
+        clock.now += 0.001  # within the gap: waits for its timer
+        publish(n)
+        assert queue.timer is not None and len(sink.updates()) < count
         clock.now = queue.last_sent + queue.gap  # the timer's time comes
         queue.timer._run()  # type: ignore[union-attr]
-        gaps.append(queue.gap)
-    # never more than one notification per min_gap; the window widens while it streams,
-    # capped by flushMs
-    assert gaps[0] >= 0.01 and gaps == sorted(gaps) and max(gaps) == pytest.approx(0.03)
-    assert "".join(u["content"]["text"] for u in sink.updates()) == "012345"
-    # after a pause the next update goes at once again, and the gap is back to the smallest
+        return queue.gap
+
+    flood = [step(100) for _ in range(5)]  # many chunks a notification: the gap widens
+    assert flood == sorted(flood) and max(flood) == pytest.approx(0.03)
+    steady = [step(3) for _ in range(6)]  # a few a notification: back to the smallest
+    assert steady == sorted(steady, reverse=True) and steady[-1] == pytest.approx(0.01)
+    text = "".join(u["content"]["text"] for u in sink.updates())
+    assert text == "".join(f"<{i}>" for i in range(count))
+    # after a pause the next update goes at once again, with the burst credit back
     clock.now += 1.0
-    batcher.publish(s, [chunk("x", messageId="m")])
+    publish(1)
     assert batcher._delay(queue) == 0
     await turns(1)
-    assert sink.updates()[-1] == chunk("x", messageId="m") and queue.gap == pytest.approx(0.01)
+    assert queue.gap == pytest.approx(0.01) and queue.credit == BURST
 
 
 async def test_flush_sends_at_once_whatever_the_gap(sink: Sink) -> None:
@@ -348,7 +365,7 @@ class Timers:
 )
 def test_adaptive_order_and_content_are_kept(arrivals: list[tuple[float, str | None]]) -> None:
     """Whatever the timing, the editor gets every chunk once, in order, and at most one
-    notification per min_gap of the clock (bar the explicit flush at the end)."""
+    notification plus the burst per min_gap of the clock."""
     clock = Clock()
     timers = Timers(clock)
     sink = Sink()
@@ -374,5 +391,7 @@ def test_adaptive_order_and_content_are_kept(arrivals: list[tuple[float, str | N
     timers.run_due()
     got = "".join(u["content"]["text"] for u in sink.updates())
     assert got == "".join(texts)
-    gaps = [b - a for a, b in itertools.pairwise(sent_at)]
-    assert all(gap >= 0.01 - 1e-9 for gap in gaps), gaps
+    # the cap: in any 10 ms, one notification plus the burst at most (so ~100/s)
+    for start in sent_at:
+        close = [t for t in sent_at if start <= t < start + 0.01 - 1e-9]
+        assert len(close) <= 1 + BURST, sent_at
