@@ -96,6 +96,18 @@ def test_config_option_sets_the_model(live: Editor) -> None:
     )
 
 
+def test_config_picker_groups_options_by_category(live: Editor) -> None:
+    live.lua("T.new_session()")
+    live.lua("T.answer = 'manual'; T.pending = nil")
+    live.cmd("Acp config")
+    live.wait("T.pending ~= nil")
+    names = live.lua("return T.pending.names")
+    live.lua("T.choose(nil)")
+    # the agent lists Verbosity first; the model (category "model") is shown first, labelled
+    assert names[0].startswith("[Model] Model: "), names
+    assert any(n.startswith("Verbosity: ") for n in names[1:]), names
+
+
 def test_server_exit_marks_sessions_failed(live: Editor) -> None:
     live.lua("T.new_session()")
     nvim_pid = live.lua("return vim.fn.getpid()")

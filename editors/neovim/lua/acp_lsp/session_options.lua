@@ -76,6 +76,23 @@ end
 --- pick the option, then its value.
 ---@param id string?
 ---@param value string?
+local CATEGORY_LABELS = {
+  model = 'Model',
+  model_config = 'Model settings',
+  thought_level = 'Thinking',
+  mode = 'Mode',
+}
+
+--- A config option category as a short label (ACP categories; custom `_x` ones by name).
+---@param category string?
+---@return string?
+function M.category_label(category)
+  if type(category) ~= 'string' or category == '' then
+    return nil
+  end
+  return CATEGORY_LABELS[category] or (category:gsub('^_', ''):gsub('_', ' '):gsub('^%l', string.upper))
+end
+
 function M.config_option(id, value)
   local session = sessions.current()
   if not session then
@@ -143,10 +160,25 @@ function M.config_option(id, value)
   if #known == 0 then
     return notify('this agent offers no config options', vim.log.levels.WARN)
   end
+  -- Grouped by the agent's category (model, thinking, …), in the order the agent gave within one.
+  local rank = { model = 1, model_config = 2, thought_level = 3, mode = 4 }
+  local order = {}
+  for i, o in ipairs(known) do
+    order[o] = i
+  end
+  table.sort(known, function(a, b)
+    local ra, rb = rank[a.category] or 9, rank[b.category] or 9
+    if ra ~= rb then
+      return ra < rb
+    end
+    return order[a] < order[b]
+  end)
   vim.ui.select(known, {
     prompt = 'Config option',
     format_item = function(o)
-      return ('%s: %s'):format(o.name or o.id, tostring(o.currentValue))
+      local group = M.category_label(o.category)
+      local prefix = group and ('[' .. group .. '] ') or ''
+      return ('%s%s: %s'):format(prefix, o.name or o.id, tostring(o.currentValue))
     end,
   }, function(option)
     if option then

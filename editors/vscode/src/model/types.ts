@@ -77,13 +77,21 @@ export interface ConfigOptionValue extends JsonObject {
   description?: string | null;
 }
 
+export interface ConfigOptionGroup extends JsonObject {
+  group: string;
+  name: string;
+  options: ConfigOptionValue[];
+}
+
 export interface ConfigOption extends JsonObject {
   id: string;
   name: string;
   type: string;
   currentValue: string | boolean;
   description?: string | null;
-  options?: ConfigOptionValue[];
+  /** ACP's category: "model", "thought_level", "mode", … (custom ones start with "_"). */
+  category?: string | null;
+  options?: (ConfigOptionValue | ConfigOptionGroup)[];
 }
 
 export interface Usage extends JsonObject {

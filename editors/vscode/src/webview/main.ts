@@ -9,7 +9,7 @@ import type { AgentSummary, SessionInfo } from "../model/types";
 import { CommandCompletion } from "./composerCompletion";
 import {
   renderAgentOptions,
-  renderConfigOption,
+  renderConfigOptions,
   renderContextLine,
   renderEntry,
   renderModeOptions,
@@ -142,7 +142,7 @@ function flush(): void {
     ui.mode.hidden = ui.mode.options.length === 0;
   }
   if (keys.has("config")) {
-    ui.config.innerHTML = (session?.configOptions ?? []).map(renderConfigOption).join("");
+    ui.config.innerHTML = renderConfigOptions(session?.configOptions ?? []);
   }
   if (keys.has("title")) {
     ui.title.textContent = session ? (session.title ?? "") : "";

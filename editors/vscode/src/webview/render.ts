@@ -10,6 +10,7 @@ import type {
   AgentSummary,
   AvailableCommand,
   ConfigOption,
+  ConfigOptionValue,
   Message,
   ModesState,
   PlanEntry,
@@ -123,15 +124,53 @@ export function renderModeOptions(modes: ModesState | null): string {
     .join("");
 }
 
+const CATEGORY_LABELS: Record<string, string> = {
+  model: "Model",
+  model_config: "Model settings",
+  thought_level: "Thinking",
+  mode: "Mode",
+};
+const CATEGORY_RANK: Record<string, number> = { model: 1, model_config: 2, thought_level: 3, mode: 4 };
+
+/** A config option category as a short label (custom `_x` categories by name). */
+export function categoryLabel(category: string | null | undefined): string | null {
+  if (!category) {
+    return null;
+  }
+  const label = CATEGORY_LABELS[category] ?? category.replace(/^_/, "").replace(/_/g, " ");
+  return label.charAt(0).toUpperCase() + label.slice(1);
+}
+
+/** Every option, grouped by category (model first), in the agent's order within one. */
+export function renderConfigOptions(options: ConfigOption[]): string {
+  const rank = (o: ConfigOption): number => CATEGORY_RANK[o.category ?? ""] ?? 9;
+  return options
+    .map((o, i) => ({ o, i }))
+    .sort((a, b) => rank(a.o) - rank(b.o) || a.i - b.i)
+    .map(({ o }) => renderConfigOption(o))
+    .join("");
+}
+
+function renderValue(v: ConfigOptionValue, current: string | boolean): string {
+  return `<option value="${attr(v.value)}"${v.value === current ? " selected" : ""}>${escapeHtml(v.name)}</option>`;
+}
+
 export function renderConfigOption(option: ConfigOption): string {
   const id = attr(option.id);
+  const group = categoryLabel(option.category);
+  const title = attr([group, option.description ?? option.name].filter(Boolean).join(": "));
+  const cat = option.category ? ` data-category="${attr(option.category)}"` : "";
   if (option.type === "boolean" || typeof option.currentValue === "boolean") {
-    return `<label class="cfg" title="${attr(option.description ?? option.name)}"><input type="checkbox" data-config="${id}"${option.currentValue ? " checked" : ""}> ${escapeHtml(option.name)}</label>`;
+    return `<label class="cfg"${cat} title="${title}"><input type="checkbox" data-config="${id}"${option.currentValue ? " checked" : ""}> ${escapeHtml(option.name)}</label>`;
   }
   const values = (option.options ?? [])
-    .map((v) => `<option value="${attr(v.value)}"${v.value === option.currentValue ? " selected" : ""}>${escapeHtml(v.name)}</option>`)
+    .map((v) =>
+      "group" in v && Array.isArray(v.options)
+        ? `<optgroup label="${attr(v.name)}">${(v.options as ConfigOptionValue[]).map((x) => renderValue(x, option.currentValue)).join("")}</optgroup>`
+        : renderValue(v as ConfigOptionValue, option.currentValue),
+    )
     .join("");
-  return `<label class="cfg" title="${attr(option.description ?? option.name)}">${escapeHtml(option.name)} <select data-config="${id}">${values}</select></label>`;
+  return `<label class="cfg"${cat} title="${title}">${escapeHtml(option.name)} <select data-config="${id}">${values}</select></label>`;
 }
 
 export function renderStatusLine(session: ChatSession | null): string {

@@ -11,7 +11,9 @@ import {
   formatTokens,
   kindIcon,
   renderAgentOptions,
+  categoryLabel,
   renderConfigOption,
+  renderConfigOptions,
   renderContextLine,
   renderEntry,
   renderMessage,
@@ -257,6 +259,19 @@ describe("plan, usage, status and pickers", () => {
     assert.ok(select.includes('<option value="b" selected>B</option>'));
     const check = renderConfigOption({ id: "run", name: "Run checks", type: "boolean", currentValue: true });
     assert.ok(check.includes('type="checkbox" data-config="run" checked'));
+  });
+
+  test("config options are grouped by category, model first, with grouped values", () => {
+    const html = renderConfigOptions([
+      { id: "effort", name: "Effort", type: "select", category: "thought_level", currentValue: "high", options: [{ value: "high", name: "High" }] },
+      { id: "verbosity", name: "Verbosity", type: "select", currentValue: "terse", options: [{ value: "terse", name: "Terse" }] },
+      { id: "model", name: "Model", type: "select", category: "model", currentValue: "b", options: [{ group: "fast", name: "Fast", options: [{ value: "b", name: "B" }] }] },
+    ]);
+    const order = ["model", "effort", "verbosity"].map((id) => html.indexOf(`data-config="${id}"`));
+    assert.deepStrictEqual([...order].sort((a, b) => a - b), order);
+    assert.ok(html.includes('title="Thinking: Effort"'));
+    assert.ok(html.includes('<optgroup label="Fast"><option value="b" selected>B</option></optgroup>'));
+    assert.strictEqual(categoryLabel("_custom_thing"), "Custom thing");
   });
 
   test("turn review bar counts distinct files", () => {
