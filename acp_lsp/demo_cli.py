@@ -25,7 +25,7 @@ from pygls.protocol import default_converter
 from pygls.uris import from_fs_path, to_fs_path
 
 from acp_lsp.demo_render import Renderer
-from acp_lsp.lsp_protocol import AcpClientProtocol
+from acp_lsp.lsp_protocol import AcpClientProtocol, stop_client
 from acp_lsp.textedits import apply_edits
 
 JsonObject = dict[str, Any]
@@ -242,12 +242,7 @@ async def _session(args: argparse.Namespace, root: Path, out: TextIO) -> int:
         render.error(str(getattr(exc, "message", exc)))
         code = 1
     finally:
-        try:
-            await asyncio.wait_for(editor.shutdown_async(None), 10)
-            editor.exit(None)
-        except Exception:
-            pass
-        await editor.stop()  # type: ignore[no-untyped-call]
+        await stop_client(editor)
     return code
 
 

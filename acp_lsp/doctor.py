@@ -27,7 +27,7 @@ from acp_lsp import __version__
 from acp_lsp import protocol as p
 from acp_lsp.config import PACKAGE_RUNNERS, load_settings, read_toml, user_config_path
 from acp_lsp.history.paths import data_dir, history_path
-from acp_lsp.lsp_protocol import AcpClientProtocol
+from acp_lsp.lsp_protocol import AcpClientProtocol, stop_client
 
 JsonObject = dict[str, Any]
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -115,12 +115,7 @@ async def check_agents(
         for name in starts:
             rows.append(await _start_agent(client, name, workspace, timeout, settings))
     finally:
-        try:
-            await asyncio.wait_for(client.shutdown_async(None), 10)
-            client.exit(None)
-        except Exception:
-            pass
-        await client.stop()  # type: ignore[no-untyped-call]
+        await stop_client(client)
     return rows
 
 

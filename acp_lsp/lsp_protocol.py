@@ -8,9 +8,10 @@ the field, and nothing else is lost.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from lsprotocol import types
@@ -24,6 +25,9 @@ from pygls.protocol.json_rpc import (
 from pygls.protocol.language_server import lsp_method
 
 from acp_lsp import protocol as p
+
+if TYPE_CHECKING:
+    from pygls.lsp.client import LanguageClient  # the editor end only: not on the server's path
 
 log = logging.getLogger(__name__)
 
@@ -160,3 +164,14 @@ def raw_response(proto: JsonRPCProtocol, data: dict[str, Any]) -> Any:
             id=data["id"], jsonrpc=data["jsonrpc"], result=data.get("result")
         )
     return None
+
+
+async def stop_client(client: LanguageClient) -> None:
+    """End a client-side session with a server the client started: shutdown and exit where
+    the server still answers, then stop the process either way."""
+    try:
+        await asyncio.wait_for(client.shutdown_async(None), 10)
+        client.exit(None)
+    except Exception:
+        pass  # the server is gone or hung: stop() ends it
+    await client.stop()  # type: ignore[no-untyped-call]
