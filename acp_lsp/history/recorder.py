@@ -18,11 +18,14 @@ from typing import Any
 
 from acp_lsp.history.store import Batch, HistoryStore, SessionRow, StoreError
 from acp_lsp.session import Session
+from acp_lsp.session.messages import Message
 
 log = logging.getLogger(__name__)
 
 JsonObject = dict[str, Any]
 _CHUNKS = frozenset(("agent_message_chunk", "agent_thought_chunk", "user_message_chunk"))
+# Text before an append that is scrubbed with it, so a secret split by a flush is still found.
+_OVERLAP = 1024
 
 
 def now() -> str:
@@ -40,6 +43,9 @@ class _State:
     calls: set[str] = field(default_factory=set)
     extras: bool = True
     dirty: bool = True
+    # The last message's index and where its stored copy ends (Message.stream_mark): later
+    # text is appended to the store instead of rewriting the whole message.
+    tail: tuple[int, tuple[int, int]] | None = None
 
 
 class Recorder:
@@ -179,7 +185,17 @@ class Recorder:
         state.entries += len(positions)
         count = session.message_count()
         for idx in range(max(0, state.messages - 1), count):
-            message = self._redact(session.message_json(idx))
+            live = session.message(idx)
+            if state.tail is not None and state.tail[0] == idx and idx == count - 1:
+                appended = self._appended(live, state.tail[1])
+                if appended is not None:
+                    mark = live.stream_mark()
+                    if appended and mark is not None:
+                        batch.appends.append((sid, idx, appended, appended.casefold()))
+                        state.tail = (idx, mark)
+                    continue
+            message = self._redact(live.to_json())
+            mark = live.stream_mark()
             batch.messages.append(
                 (
                     sid,
@@ -188,9 +204,10 @@ class Recorder:
                     str(message.get("role", "agent")),
                     message.get("messageId"),
                     json.dumps(message.get("content", []), ensure_ascii=False),
-                    session.message_text(idx).casefold(),
+                    live.text().casefold(),
                 )
             )
+            state.tail = (idx, mark) if mark is not None and idx == count - 1 else None
         state.messages = count
         for call_id in state.calls:
             call = session.tool_call(call_id)
@@ -215,6 +232,17 @@ class Recorder:
             )
         )
         state.extras = False
+
+    def _appended(self, message: Message, mark: tuple[int, int]) -> str | None:
+        """The text appended to ``message`` since ``mark``, or None when the stored copy must
+        be rewritten (the message changed otherwise, or a secret is in or near the new text)."""
+        window = message.text_since(mark, _OVERLAP)
+        if window is None:
+            return None
+        new = window[min(_OVERLAP, mark[1]) :]
+        if new and self._redact(window) != window:
+            return None
+        return new
 
     async def close(self) -> None:
         if self._loop is not None:

@@ -1,9 +1,11 @@
 """The session store: one SQLite database per user (WAL), owned by one worker thread.
 
 Rows: a session (metadata, plan/usage/modes as JSON), its messages (by timeline index, with
-a casefolded copy of their text for search) and its tool calls (their last merged state,
-review included). ``pos`` is a row's place in the session's timeline. Every method here is
-blocking and runs in the store's thread (``HistoryStore.run``), never on the event loop.
+a casefolded copy of their text for search), text appended to a message's last text block
+since it was last written whole (so a long streamed answer costs its new text per flush, not
+its length), and its tool calls (their last merged state, review included). ``pos`` is a
+row's place in the session's timeline. Every method here is blocking and runs in the store's
+thread (``HistoryStore.run``), never on the event loop.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any, TypeVar
 JsonObject = dict[str, Any]
 T = TypeVar("T")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MIGRATIONS: dict[int, str] = {
     1: """
     CREATE TABLE sessions (
@@ -57,6 +59,15 @@ MIGRATIONS: dict[int, str] = {
         PRIMARY KEY (session_id, tool_call_id)
     ) WITHOUT ROWID;
     """,
+    2: """
+    CREATE TABLE message_appends (
+        session_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        search TEXT NOT NULL
+    );
+    CREATE INDEX message_appends_message ON message_appends(session_id, idx);
+    """,
 }
 
 
@@ -90,9 +101,11 @@ class Batch:
     )
     # (session_id, tool_call_id, pos | None, state json)
     tool_calls: list[tuple[str, str, int | None, str]] = field(default_factory=list)
+    # (session_id, idx, text, search text): appended to the message's last text block
+    appends: list[tuple[str, int, str, str]] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.sessions or self.messages or self.tool_calls)
+        return bool(self.sessions or self.messages or self.tool_calls or self.appends)
 
 
 class HistoryStore:
@@ -186,6 +199,15 @@ class HistoryStore:
                        pos=CASE WHEN excluded.pos >= 0 THEN excluded.pos ELSE messages.pos END""",
                 batch.messages,
             )
+            # A message written whole already holds what was appended to it.
+            db.executemany(
+                "DELETE FROM message_appends WHERE session_id=? AND idx=?",
+                [(row[0], row[1]) for row in batch.messages],
+            )
+            db.executemany(
+                "INSERT INTO message_appends (session_id, idx, text, search) VALUES (?,?,?,?)",
+                batch.appends,
+            )
             db.executemany(
                 """INSERT INTO tool_calls (session_id, tool_call_id, pos, state)
                    VALUES (?,?,coalesce(?, -1),?)
@@ -206,6 +228,7 @@ class HistoryStore:
         with self.db as db:
             db.execute("BEGIN")
             db.execute("DELETE FROM messages WHERE session_id=?", (session_id,))
+            db.execute("DELETE FROM message_appends WHERE session_id=?", (session_id,))
             db.execute("DELETE FROM tool_calls WHERE session_id=?", (session_id,))
             cur = db.execute("DELETE FROM sessions WHERE id=?", (session_id,))
         return cur.rowcount > 0
@@ -274,9 +297,10 @@ class HistoryStore:
             needle = f"%{_escape(query.casefold())}%"
             where.append(
                 "(title_search LIKE ? ESCAPE '\\' OR id IN "
-                "(SELECT session_id FROM messages WHERE search LIKE ? ESCAPE '\\'))"
+                "(SELECT session_id FROM messages WHERE search LIKE ? ESCAPE '\\' "
+                "UNION SELECT session_id FROM message_appends WHERE search LIKE ? ESCAPE '\\'))"
             )
-            args += [needle, needle]
+            args += [needle, needle, needle]
         sql = (
             "SELECT id, agent, created_at, updated_at, agent_session_id, protocol, cwd, title, "
             "status, message_count FROM sessions"
@@ -292,13 +316,20 @@ class HistoryStore:
         if row is None:
             return None
         db = self.db
-        messages: list[JsonObject] = []
-        order: list[tuple[int, JsonObject]] = []
-        for pos, role, message_id, content in db.execute(
-            "SELECT pos, role, message_id, content FROM messages WHERE session_id=? ORDER BY idx",
+        appended: dict[int, list[str]] = {}
+        for idx, text in db.execute(
+            "SELECT idx, text FROM message_appends WHERE session_id=? ORDER BY rowid",
             (session_id,),
         ):
-            message: JsonObject = {"role": role, "content": json.loads(content)}
+            appended.setdefault(idx, []).append(text)
+        messages: list[JsonObject] = []
+        order: list[tuple[int, JsonObject]] = []
+        for idx, pos, role, message_id, content in db.execute(
+            "SELECT idx, pos, role, message_id, content FROM messages WHERE session_id=? "
+            "ORDER BY idx",
+            (session_id,),
+        ):
+            message: JsonObject = {"role": role, "content": _with_appended(content, appended, idx)}
             if message_id is not None:
                 message["messageId"] = message_id
             order.append((pos, {"message": len(messages)}))
@@ -327,6 +358,15 @@ class HistoryStore:
             snapshot["title"] = row.title
         snapshot.update(row.extras or {})
         return snapshot
+
+
+def _with_appended(content: str, appended: dict[int, list[str]], idx: int) -> Any:
+    blocks = json.loads(content)
+    parts = appended.get(idx)
+    if parts and blocks and isinstance(blocks[-1], dict) and blocks[-1].get("type") == "text":
+        # Only ever written after a text block (the recorder rewrites the message otherwise).
+        blocks[-1] = {**blocks[-1], "text": str(blocks[-1].get("text", "")) + "".join(parts)}
+    return blocks
 
 
 def _escape(text: str) -> str:

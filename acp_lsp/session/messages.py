@@ -41,7 +41,17 @@ def _joinable(
 class Message:
     """One message of the timeline: role, optional messageId, content blocks."""
 
-    __slots__ = ("_blocks", "_head", "_head_extras", "_parts", "_tail", "message_id", "role")
+    __slots__ = (
+        "_blocks",
+        "_head",
+        "_head_extras",
+        "_open_len",
+        "_parts",
+        "_rev",
+        "_tail",
+        "message_id",
+        "role",
+    )
 
     def __init__(self, role: str, message_id: str | None = None) -> None:
         self.role = role
@@ -53,6 +63,10 @@ class Message:
         self._head_extras: dict[str, JSON] | None = None
         self._parts: list[str] = []
         self._tail: dict[str, JSON] | None = None
+        # For readers that copy only what was appended (the history): the open block's text
+        # length, and a revision that moves on every change other than appending to it.
+        self._open_len = 0
+        self._rev = 0
 
     def append(self, block: dict[str, JSON]) -> None:
         text = _text_of(block)
@@ -63,6 +77,7 @@ class Message:
         head = self._head
         if head is not None and _joinable(head, self._head_extras, block):
             self._parts.append(text)
+            self._open_len += len(text)
             self._tail = None
             return
         self._close_tail()
@@ -77,6 +92,7 @@ class Message:
                     self._blocks.pop()
                     self._open(last, last_text)
                     self._parts.append(text)
+                    self._open_len += len(text)
                     return
         self._open(block, text)
 
@@ -89,6 +105,7 @@ class Message:
         self._head = self._head_extras = self._tail = None
         self._parts = []
         self._blocks = list(blocks)
+        self._rev += 1
 
     def compact(self) -> None:
         """Join the open text block's parts into one string (content unchanged).
@@ -122,6 +139,8 @@ class Message:
         self._head_extras = None if len(head) == 2 else _extras(head)
         self._parts = [text]
         self._tail = None
+        self._open_len = len(text)
+        self._rev += 1
 
     def _joined_tail(self) -> dict[str, JSON]:
         tail = self._tail
@@ -142,6 +161,35 @@ class Message:
             self._blocks.append(self._joined_tail())
             self._head = self._head_extras = self._tail = None
             self._parts = []
+            self._rev += 1
+
+    def stream_mark(self) -> tuple[int, int] | None:
+        """Where the open trailing text block stands now, or None when there is none."""
+        return None if self._head is None else (self._rev, self._open_len)
+
+    def text_since(self, mark: tuple[int, int], overlap: int = 0) -> str | None:
+        """The text appended to the open block since ``mark`` (with up to ``overlap`` characters
+        before it), or None when the message changed in any other way since.
+
+        Costs what was appended, not the message's length: a long streamed answer is not
+        copied again on every read.
+        """
+        rev, length = mark
+        if self._head is None or rev != self._rev or length > self._open_len:
+            return None
+        need = self._open_len - max(0, length - overlap)
+        if need == 0:
+            return ""
+        picked: list[str] = []
+        got = 0
+        for part in reversed(self._parts):
+            picked.append(part)
+            got += len(part)
+            if got >= need:
+                break
+        picked.reverse()
+        joined = picked[0] if len(picked) == 1 else "".join(picked)
+        return joined[len(joined) - need :]
 
 
 class PromptEcho:

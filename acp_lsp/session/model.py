@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable
 
 from acp_lsp.session.jsonish import JSON, Update, brief
+from acp_lsp.session.messages import Message
 from acp_lsp.session.timeline import Timeline
 from acp_lsp.session.toolcalls import ToolCalls
 
@@ -304,8 +305,9 @@ class Session:
     def entries_from(self, start: int) -> list[int | str]:
         return self._timeline.entries_from(start)
 
-    def message_json(self, index: int) -> dict[str, JSON]:
-        return self._timeline.message(index).to_json()
+    def message(self, index: int) -> Message:
+        """One message of the timeline (read-only for callers)."""
+        return self._timeline.message(index)
 
     def extras(self) -> dict[str, JSON]:
         """Plan, usage, modes, config options and commands (what history keeps besides the

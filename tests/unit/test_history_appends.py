@@ -1,0 +1,149 @@
+"""The history stores a streaming answer by appending its new text, not by rewriting it.
+
+A real store (SQLite in a temporary directory) and the real recorder, flushed by hand between
+chunks: what a later process reads back must be exactly what the session holds, however the
+message was written (whole, appended, or folded back into one row).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_lsp.config import SecretStore
+from acp_lsp.history.recorder import Recorder
+from acp_lsp.history.store import MIGRATIONS, HistoryStore
+from acp_lsp.session import Session
+from acp_lsp.session.messages import Message
+
+JSON = Any
+
+
+def chunk(t: str, kind: str = "agent_message_chunk", **block: JSON) -> JSON:
+    return {"sessionUpdate": kind, "content": {"type": "text", "text": t, **block}}
+
+
+class Harness:
+    def __init__(self, path: Path, secrets: SecretStore | None = None) -> None:
+        self.path = path
+        self.secrets = secrets or SecretStore()
+        self.errors: list[str] = []
+        self.session = Session("s1", "demo", "/work")
+        self.recorder = Recorder(
+            lambda: HistoryStore(path),
+            redact=self.secrets.redact_json,
+            on_error=self.errors.append,
+            spawn=lambda coro, name: asyncio.ensure_future(coro),
+        )
+
+    async def start(self) -> None:
+        self.recorder.track(self.session, None, "acp")
+        await self.recorder.flush()
+
+    async def feed(self, *updates: JSON) -> None:
+        for update in updates:
+            self.recorder.observe(self.session, self.session.apply_update(update))
+        await self.recorder.flush()
+
+    async def stored(self) -> JSON:
+        store = await self.recorder.store()
+        assert store is not None
+        return await store.run(store.snapshot, "s1")
+
+    def rows(self, table: str) -> int:
+        with sqlite3.connect(self.path) as db:
+            return int(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+
+async def test_a_streamed_answer_is_appended_then_folded_and_reads_back_whole(
+    tmp_path: Path,
+) -> None:
+    h = Harness(tmp_path / "h.sqlite3")
+    await h.start()
+    await h.feed(chunk("Hello"))
+    for i in range(5):
+        await h.feed(chunk(f" part{i}"))
+    assert h.rows("message_appends") == 5  # one row per flush, not a rewrite each time
+    assert (await h.stored())["messages"] == h.session.snapshot()["messages"]
+
+    store = await h.recorder.store()
+    assert store is not None
+    found = await store.run(
+        lambda: store.list(agent=None, cwd=None, query="PART4", offset=0, limit=None)
+    )
+    assert [row.id for row in found] == ["s1"]  # search sees appended text
+
+    await h.feed(chunk("thinking", kind="agent_thought_chunk"))  # a new message starts
+    assert h.rows("message_appends") == 0  # the answer was written whole again
+    assert (await h.stored())["messages"] == h.session.snapshot()["messages"]
+    await h.recorder.close()
+
+
+async def test_a_change_other_than_appending_rewrites_the_message(tmp_path: Path) -> None:
+    h = Harness(tmp_path / "h.sqlite3")
+    await h.start()
+    await h.feed(chunk("plain "), chunk("more"))
+    # A text block with other keys cannot join the open block: a structural change.
+    await h.feed(chunk("annotated", annotations={"priority": 1.0}))
+    await h.feed({"sessionUpdate": "agent_message_chunk", "content": {"type": "image",
+                 "data": "AAAA", "mimeType": "image/png"}})  # fmt: skip
+    await h.feed(chunk(" after the image"))
+    stored = (await h.stored())["messages"]
+    assert stored == h.session.snapshot()["messages"]
+    assert [b["type"] for b in stored[0]["content"]] == ["text", "text", "image", "text"]
+    await h.recorder.close()
+
+
+async def test_a_secret_split_by_a_flush_is_still_scrubbed(tmp_path: Path) -> None:
+    secrets = SecretStore()
+    secrets.add("sk-VERY-SECRET-123")
+    h = Harness(tmp_path / "h.sqlite3", secrets)
+    await h.start()
+    await h.feed(chunk("the key is sk-VERY-"))
+    await h.feed(chunk("SECRET-123 and more"))
+    text = (await h.stored())["messages"][0]["content"][0]["text"]
+    assert text == "the key is *** and more"
+    with sqlite3.connect(h.path) as db:
+        dump = "\n".join(str(row) for row in db.iterdump())
+    assert "SECRET-123" not in dump
+    await h.recorder.close()
+
+
+async def test_a_store_of_the_first_schema_is_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.executescript(MIGRATIONS[1])
+        db.execute(
+            "INSERT INTO sessions (id, agent, created_at, updated_at, message_count) "
+            "VALUES ('old', 'demo', '2026-01-01', '2026-01-01', 0)"
+        )
+        db.execute("PRAGMA user_version=1")
+    h = Harness(path)
+    await h.start()
+    await h.feed(chunk("a"), chunk("b"))
+    await h.feed(chunk("c"))
+    store = await h.recorder.store()
+    assert store is not None
+    assert (await store.run(store.snapshot, "old")) is not None
+    assert (await h.stored())["messages"][0]["content"][0]["text"] == "abc"
+    await h.recorder.close()
+
+
+@pytest.mark.parametrize("overlap", [0, 3, 100])
+def test_text_since_returns_only_what_was_appended(overlap: int) -> None:
+    message = Message("agent")
+    message.append({"type": "text", "text": "abc"})
+    mark = message.stream_mark()
+    assert mark is not None
+    for piece in ["de", "f", "ghij"]:
+        message.append({"type": "text", "text": piece})
+    got = message.text_since(mark, overlap)
+    assert got == "abcdefghij"[max(0, 3 - overlap) :]
+    message.content()  # joining the parts for a reader changes nothing
+    assert message.text_since(mark, overlap) == got
+    message.append({"type": "image", "data": "", "mimeType": "image/png"})
+    assert message.text_since(mark) is None
