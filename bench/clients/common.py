@@ -72,3 +72,17 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     rank = max(1, min(len(ordered), math.ceil(q / 100 * len(ordered))))
     return ordered[rank - 1]
+
+
+def paced_figures(parts: list[str], received_ns: list[int]) -> dict[str, Any]:
+    """Latency figures of a paced run: each chunk's text is ``[seq:monotonic_ns written]``."""
+    written = [int(p[1:-1].split(":")[1]) for p in parts]
+    latencies = [(got - w) / 1e6 for w, got in zip(written, received_ns, strict=True)]
+    seqs = [int(p[1:].split(":")[0]) for p in parts]
+    return {
+        "frames": len(parts),
+        "in_order": seqs == list(range(len(seqs))),
+        "p50_ms": percentile(latencies, 50) if latencies else float("nan"),
+        "p99_ms": percentile(latencies, 99) if latencies else float("nan"),
+        "first_ms": latencies[0] if latencies else float("nan"),
+    }

@@ -4,7 +4,7 @@ What a Python editor plug-in would do without acp-lsp: ``spawn_agent_process`` a
 ``session_update`` handler that appends each chunk's text. The SDK runs handlers in their
 own tasks, so the text is checked for order too (reference/acp.md §11, quirk 3).
 
-    sdk_client.py flood N SIZE | sustain SECONDS SIZE
+    sdk_client.py flood N SIZE | sustain SECONDS SIZE | paced N MS
 """
 
 from __future__ import annotations
@@ -16,19 +16,21 @@ import time
 from typing import Any
 
 import acp
-from common import agent_argv, digest, emit
+from common import agent_argv, digest, emit, paced_figures
 
 
 class BenchClient:
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.t_last = 0.0
+        self.received_ns: list[int] = []  # when each chunk reached the handler (paced runs)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         content = getattr(update, "content", None)
         text = getattr(content, "text", None)
         if isinstance(text, str):
             self.parts.append(text)
+            self.received_ns.append(time.monotonic_ns())
             self.t_last = time.perf_counter()
 
     async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
@@ -46,6 +48,8 @@ async def run(scenario: list[str]) -> dict[str, Any]:
         response = await conn.prompt(
             session_id=session.session_id, prompt=[acp.text_block(" ".join(scenario))]
         )
+    if scenario[0] == "paced":
+        return {"client": "python-sdk", **paced_figures(client.parts, client.received_ns)}
     text = "".join(client.parts)
     meta = getattr(response, "field_meta", None) or {}
     return {

@@ -3,9 +3,11 @@
 // the engine of today's VS Code ACP clients: ClientSideConnection over ndJsonStream, with a
 // sessionUpdate handler that appends each chunk's text.
 //
-//   node ts_client.mjs SDK_DIR PYTHON AGENT_SCRIPT flood N SIZE | sustain SECONDS SIZE
+//   node ts_client.mjs SDK_DIR PYTHON AGENT_SCRIPT flood N SIZE | sustain SECONDS SIZE | paced N MS
 //
-// Prints one JSON object: frames, seconds (prompt sent -> last chunk handled), chars, sha256.
+// Prints one JSON object: frames, seconds (prompt sent -> last chunk handled), chars, sha256;
+// for a paced run the latency figures (each chunk's text is "[seq:monotonic ns written]", and
+// process.hrtime reads the same CLOCK_MONOTONIC as the agent's time.monotonic_ns).
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -24,12 +26,14 @@ if (scenario[0] === "flood") agentArgs.push("--prebuild", scenario[1], scenario[
 const agent = spawn(python, agentArgs, { stdio: ["pipe", "pipe", "inherit"] });
 
 const parts = [];
+const receivedNs = [];
 let tLast = 0;
 const client = {
   async sessionUpdate(params) {
     const content = params.update.content;
     if (content && content.type === "text") {
       parts.push(content.text);
+      receivedNs.push(process.hrtime.bigint());
       tLast = performance.now();
     }
   },
@@ -68,10 +72,24 @@ if (acp.ClientSideConnection) {
     return ctx.request(acp.methods.agent.session.prompt, prompt(session.sessionId));
   });
 }
+function pacedFigures() {
+  const latencies = parts.map((p, i) => Number(receivedNs[i] - BigInt(p.slice(1, -1).split(":")[1])) / 1e6);
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const pct = (q) => sorted[Math.max(1, Math.min(sorted.length, Math.ceil((q / 100) * sorted.length))) - 1];
+  return {
+    client: "ts-sdk",
+    frames: parts.length,
+    in_order: parts.every((p, i) => Number(p.slice(1).split(":")[0]) === i),
+    p50_ms: pct(50),
+    p99_ms: pct(99),
+    first_ms: latencies[0],
+  };
+}
+
 const text = parts.join("");
 const meta = response._meta || {};
 process.stdout.write(
-  JSON.stringify({
+  scenario[0] === "paced" ? JSON.stringify(pacedFigures()) + "\n" : JSON.stringify({
     client: "ts-sdk",
     frames: parts.length,
     seconds: (tLast - t0) / 1000,
