@@ -124,6 +124,11 @@ def run_nvim(prompt: str, marker: str | None, tail: int) -> JsonObject:
             nvim.command(f"edit {tmp}/notes.txt")
             nvim.exec_lua("B.new_session()")
             wait(nvim, "B.sid ~= nil", 60)
+            if prompt == "idle":
+                nvim.exec_lua("B.idle_keys(...)", 2000, KEY_EVERY_MS)
+                wait(nvim, "B.done", 60)
+                idle: JsonObject = nvim.exec_lua("return B.r")
+                return idle
             before = proc_status(pid)
             nvim.exec_lua("B.start(...)", prompt, marker, tail, KEY_EVERY_MS)
             wait(nvim, "B.done", 600)
@@ -168,6 +173,8 @@ def main() -> None:
     raw: list[JsonObject] = []
     goals: list[JsonObject] = []
     t_start = time.time()
+    floor = run_nvim("idle", None, 0)
+    print(f"no turn: {floor}", file=sys.stderr)
     for i, (label, prompt, marker, tail) in enumerate(scenarios(args.quick)):
         if args.only is not None and i not in args.only:
             continue
@@ -222,7 +229,8 @@ def main() -> None:
     ]
     lines = [
         f"Run {time.strftime('%Y-%m-%d %H:%M', time.gmtime(t_start))} UTC, {repeats} alternating"
-        f" round(s), medians; load average {os.getloadavg()[0]:.1f}; {time.time() - t_start:.0f} s.",
+        f" round(s), medians; load average {os.getloadavg()[0]:.1f};"
+        f" {time.time() - t_start:.0f} s.",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
@@ -230,6 +238,10 @@ def main() -> None:
         "",
         "| goal | measured | met |",
         "|---|---|---|",
+        f"Keystroke latency with no turn running (the measurement's floor: timer, scheduling,"
+        f" Insert mode): p50 {floor.get('key_p50', 0):.1f} ms, p99 {floor.get('key_p99', 0):.1f}"
+        f" ms over {floor.get('keys', 0)} keys.",
+        "",
         *(f"| {g['goal']} | {g['measured']} | {'yes' if g['met'] else '**no**'} |" for g in goals),
     ]
     args.out.mkdir(parents=True, exist_ok=True)

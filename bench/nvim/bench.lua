@@ -49,18 +49,25 @@ local function start_typing(buf, every)
   end
   B.typing = true
   timer:start(every, 0, tick)
-  return function()
+  -- Stop; cb(latencies, typed) once the keys still in typeahead were handled (in the main
+  -- loop: vim.wait would not handle typed keys).
+  return function(cb)
     timer:stop()
     timer:close()
-    vim.wait(200, function()
-      return #done >= #due
-    end, 5)
-    B.typing = false
-    local lat = {}
-    for i = 1, math.min(#due, #done) do
-      table.insert(lat, ms(done[i] - due[i]))
+    local waited = 0
+    local function drain()
+      if #done < #due and waited < 2000 then
+        waited = waited + 10
+        return vim.defer_fn(drain, 10)
+      end
+      B.typing = false
+      local lat = {}
+      for i = 1, math.min(#due, #done) do
+        table.insert(lat, ms(done[i] - due[i]))
+      end
+      cb(lat, #due)
     end
-    return lat, #due
+    drain()
   end
 end
 
@@ -77,30 +84,25 @@ function B.start(prompt, marker, tail, key_every_ms)
   local view = require('acp_lsp.chat').views[B.sid]
   B.done, B.r = false, {}
   local r = B.r
-  local stop_typing, finish
+  local stop_typing
   local function visible()
     -- The text is in the buffer; the next redraw puts it on screen.
     vim.schedule(function()
-      local ok, err = pcall(finish)
-      if not ok then
-        r.error = tostring(err)
-      end
-      B.done = true
+      vim.cmd('redraw')
+      r.visible_ms = ms(hr() - r.t0)
+      r.chat_lines = vim.api.nvim_buf_line_count(view.buf)
+      r.chat_bytes = vim.api.nvim_buf_get_offset(view.buf, r.chat_lines)
+      stop_typing(function(lat, typed)
+        table.sort(lat)
+        r.keys, r.keys_typed = #lat, typed
+        local function pct(q)
+          return #lat > 0 and lat[math.max(1, math.ceil(q / 100 * #lat))] or 0
+        end
+        r.key_p50, r.key_p99, r.key_max = pct(50), pct(99), lat[#lat] or 0
+        vim.cmd('stopinsert')
+        B.done = true
+      end)
     end)
-  end
-  finish = function()
-    vim.cmd('redraw')
-    r.visible_ms = ms(hr() - r.t0)
-    local lat, typed = stop_typing()
-    table.sort(lat)
-    r.keys, r.keys_typed = #lat, typed
-    local function pct(q)
-      return #lat > 0 and lat[math.max(1, math.ceil(q / 100 * #lat))] or 0
-    end
-    r.key_p50, r.key_p99, r.key_max = pct(50), pct(99), lat[#lat] or 0
-    r.chat_lines = vim.api.nvim_buf_line_count(view.buf)
-    r.chat_bytes = vim.api.nvim_buf_get_offset(view.buf, r.chat_lines)
-    vim.cmd('stopinsert')
   end
   if marker then
     vim.api.nvim_buf_attach(view.buf, false, {
@@ -134,6 +136,25 @@ function B.start(prompt, marker, tail, key_every_ms)
       visible()
     end
   end)
+end
+
+--- The measurement's floor: the same typing for `ms_total` ms with no turn running.
+function B.idle_keys(ms_total, key_every_ms)
+  B.done, B.r = false, {}
+  vim.cmd('startinsert')
+  local stop_typing = start_typing(vim.api.nvim_get_current_buf(), key_every_ms)
+  vim.defer_fn(function()
+    stop_typing(function(lat, typed)
+      table.sort(lat)
+      local function pct(q)
+        return #lat > 0 and lat[math.max(1, math.ceil(q / 100 * #lat))] or 0
+      end
+      B.r =
+        { keys = #lat, keys_typed = typed, key_p50 = pct(50), key_p99 = pct(99), key_max = lat[#lat] or 0 }
+      vim.cmd('stopinsert')
+      B.done = true
+    end)
+  end, ms_total)
 end
 
 return B

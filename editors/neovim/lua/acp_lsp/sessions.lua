@@ -139,10 +139,16 @@ function M.handle_update(params)
     end
     session.seq = params.seq
   end
+  -- One notification carries many updates (the server batches them): the view gets them as
+  -- one `batch` event, so it can coalesce (one buffer change per block, one winbar update).
+  local events = {}
   for _, update in ipairs(params.updates or {}) do
-    for _, event in ipairs(transcript.apply_update(session, update)) do
-      emit(session, event)
-    end
+    vim.list_extend(events, transcript.apply_update(session, update))
+  end
+  if #events == 1 then
+    emit(session, events[1])
+  elseif #events > 1 then
+    emit(session, { type = 'batch', events = events })
   end
 end
 

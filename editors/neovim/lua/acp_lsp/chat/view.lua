@@ -115,6 +115,41 @@ local function render_new_block(session, view, index)
   end)
 end
 
+--- Blocks first..#blocks are new (all before are rendered): append them in one change.
+local function render_tail(session, view, first)
+  if first ~= #view.starts + 1 or first == 1 then
+    return M.render_all(session, view)
+  end
+  local lines, hls, starts = {}, {}, {}
+  for i = first, #session.blocks do
+    table.insert(lines, '')
+    starts[i] = #lines
+    local r = render.block(session, session.blocks[i], i == #session.blocks)
+    for _, hl in ipairs(r.hls) do
+      table.insert(hls, { hl[1] + #lines, hl[2], hl[3], hl[4] })
+    end
+    view.sections[i] = r.sections
+    vim.list_extend(lines, r.lines)
+  end
+  set_text(view, function()
+    local count = vim.api.nvim_buf_line_count(view.buf)
+    local prev_start = view.starts[first - 1]
+    while prev_start and count - 1 > prev_start do
+      local last = vim.api.nvim_buf_get_lines(view.buf, count - 1, count, false)[1]
+      if last ~= '' then
+        break
+      end
+      vim.api.nvim_buf_set_lines(view.buf, count - 1, count, false, {})
+      count = count - 1
+    end
+    for i, s in pairs(starts) do
+      view.starts[i] = count + s
+    end
+    vim.api.nvim_buf_set_lines(view.buf, count, count, false, lines)
+    apply_hls(view.buf, count, { hls = hls })
+  end)
+end
+
 local function render_block(session, view, index)
   if not view.starts[index] then
     return M.render_all(session, view)
@@ -159,11 +194,75 @@ local function update_winbar(session, view)
   end
 end
 
+--- Events of one notification, applied against the session's state after all of them:
+--- appends to one block are joined into one buffer change; a block created or re-rendered
+--- in the batch already shows every later append to it; each changed block renders once.
+local function apply_batch(session, view, events)
+  local fresh, dirty, order = {}, {}, {}
+  local append_index, append_parts = nil, {}
+  local function flush_append()
+    if append_index then
+      render_append(session, view, append_index, table.concat(append_parts))
+    end
+    append_index, append_parts = nil, {}
+  end
+  for _, event in ipairs(events) do
+    local t, i = event.type, event.index
+    if t == 'append' then
+      if not fresh[i] and not dirty[i] then
+        if append_index ~= i then
+          flush_append()
+          append_index = i
+        end
+        table.insert(append_parts, event.text)
+      end
+    else
+      flush_append()
+      if t == 'reset' then
+        M.render_all(session, view)
+        for j = 1, #session.blocks do
+          fresh[j] = true
+        end
+      elseif t == 'new_block' then
+        if not fresh[i] then
+          render_tail(session, view, i)
+          for j = i, #session.blocks do
+            fresh[j] = true
+          end
+        end
+      elseif t == 'block' then
+        if not fresh[i] and not dirty[i] then
+          dirty[i] = true
+          table.insert(order, i)
+        end
+      else
+        M.apply(session, view, event)
+      end
+    end
+  end
+  flush_append()
+  for _, i in ipairs(order) do
+    if session.blocks[i] then
+      render_block(session, view, i)
+    end
+  end
+end
+
 local function on_change(session, event)
   local view = M.views[session.id]
   if not view or not vim.api.nvim_buf_is_valid(view.buf) then
     return
   end
+  if event.type == 'batch' then
+    apply_batch(session, view, event.events)
+  else
+    M.apply(session, view, event)
+  end
+  update_winbar(session, view)
+end
+
+--- One event, applied at once.
+function M.apply(session, view, event)
   local t = event.type
   if t == 'reset' then
     M.render_all(session, view)
@@ -185,7 +284,6 @@ local function on_change(session, event)
       end
     end
   end
-  update_winbar(session, view)
 end
 
 sessions.on_change(on_change)
