@@ -41,9 +41,8 @@ local function start_typing(buf, every)
     while t0 + k * every * 1e6 <= now do
       table.insert(due, t0 + k * every * 1e6)
       k = k + 1
-      vim.schedule(function()
-        vim.api.nvim_feedkeys('x', 'n', false)
-      end)
+      -- The low-level input queue, as a terminal's key (nvim_input is allowed here).
+      vim.api.nvim_input('x')
     end
     timer:start(math.max(0, math.ceil(ms(t0 + k * every * 1e6 - hr()))), 0, tick)
   end

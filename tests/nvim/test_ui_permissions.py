@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.nvim.conftest import Editor
-from tests.nvim.test_plugin import ASK, PERMISSION, load
+from tests.nvim.test_plugin import ASK, PERMISSION, SNAPSHOT, chunk, load, update
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -81,3 +81,33 @@ def test_real_agent_permission_answered_inline(live: Editor, workspace: Path) ->
     live.poll("T.session().status == 'idle'", timeout_s=20)
     assert "[edit · failed]" in live.chat()
     assert "reviewed in turn" not in (workspace / "src" / "app.py").read_text()
+
+
+def test_a_batch_of_updates_renders_like_one_by_one(editor: Editor) -> None:
+    """One notification with many updates is coalesced by the view; the chat must read the
+    same as when each update came alone."""
+    updates: list[dict[str, object]] = [chunk("agent_message_chunk", "Start.\n")]
+    for i in range(3):
+        tc = f"b{i}"
+        updates.append({"sessionUpdate": "tool_call", "toolCallId": tc, "title": f"Read f{i}.py",
+                        "kind": "read", "status": "pending"})  # fmt: skip
+        updates.append(chunk("agent_message_chunk", f"after {i}"))
+        updates.append(chunk("agent_message_chunk", " more\n"))
+        updates.append({"sessionUpdate": "tool_call_update", "toolCallId": tc,
+                        "status": "completed"})  # fmt: skip
+    updates.append(chunk("agent_thought_chunk", "hmm"))
+    updates.append(chunk("agent_message_chunk", "end"))
+    load(editor)
+    update(editor, 4, *updates)
+    batched = editor.chat()
+    load(editor, {**SNAPSHOT, "sessionId": "s2"})
+    for n, u in enumerate(updates):
+        update(editor, 4 + n, u, sid="s2")
+    assert editor.chat() == batched
+    assert "✓ Read f2.py  [read · completed]" in batched
+    assert batched.rstrip().endswith("end")
+    # Starts of blocks stay right: the cursor on a tool call finds it.
+    row = editor.lua("return T.find_line('Read f1.py')")
+    editor.lua("vim.api.nvim_set_current_win(T.chat_win())")
+    editor.lua("vim.api.nvim_win_set_cursor(0, { ..., 0 })", row)
+    assert editor.lua("return require('acp_lsp.chat').item_at_cursor().tool_call_id") == "b1"
