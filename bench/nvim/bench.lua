@@ -85,9 +85,15 @@ function B.start(prompt, marker, tail, key_every_ms)
   local r = B.r
   local stop_typing
   local function visible()
-    -- The text is in the buffer; the next redraw puts it on screen.
-    vim.schedule(function()
+    -- The text is in the buffer; the chat's cursor follows the end on the next loop turn
+    -- (scheduled by the view, after this callback), then a redraw puts it on screen.
+    local function shown()
+      r.shown_ms = ms(hr() - r.t0)
       vim.cmd('redraw')
+      r.redraw_ms = ms(hr() - r.t0) - r.shown_ms
+      local win = vim.fn.bufwinid(view.buf)
+      local n = vim.api.nvim_buf_line_count(view.buf)
+      r.cursor_at_end = win ~= -1 and vim.api.nvim_win_get_cursor(win)[1] == n
       r.visible_ms = ms(hr() - r.t0)
       r.chat_lines = vim.api.nvim_buf_line_count(view.buf)
       r.chat_bytes = vim.api.nvim_buf_get_offset(view.buf, r.chat_lines)
@@ -99,8 +105,14 @@ function B.start(prompt, marker, tail, key_every_ms)
         end
         r.key_p50, r.key_p99, r.key_max = pct(50), pct(99), lat[#lat] or 0
         vim.cmd('stopinsert')
+        if os.getenv('NVIM_BENCH_PROFILE') then
+          require('jit.p').stop()
+        end
         B.done = true
       end)
+    end
+    vim.schedule(function()
+      vim.schedule(shown)
     end)
   end
   if marker then
@@ -121,6 +133,19 @@ function B.start(prompt, marker, tail, key_every_ms)
         end
       end,
     })
+  end
+  -- The plugin's own share: time inside the notification handler, and when the last one came.
+  r.handler_ms, r.notifications = 0, 0
+  local handle = sessions.handle_update
+  sessions.handle_update = function(params)
+    local t = hr()
+    handle(params)
+    r.handler_ms = r.handler_ms + ms(hr() - t)
+    r.notifications = r.notifications + 1
+    r.last_notification_ms = ms(t - r.t0)
+  end
+  if os.getenv('NVIM_BENCH_PROFILE') then
+    require('jit.p').start('Fl3', os.getenv('NVIM_BENCH_PROFILE'))
   end
   local work = vim.api.nvim_get_current_buf()
   vim.cmd('startinsert')

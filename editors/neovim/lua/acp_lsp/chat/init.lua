@@ -21,7 +21,7 @@ local function setup_window(win, view)
   wo.foldlevel = 0
   wo.foldenable = true
   wo.wrap = true
-  wo.linebreak = true
+  wo.linebreak = not view.long -- off in long-line mode (chat/view.lua)
   wo.number = false
   wo.relativenumber = false
   wo.signcolumn = 'no'

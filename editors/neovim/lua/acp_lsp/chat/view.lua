@@ -3,6 +3,7 @@
 --- call or plan re-renders only its own lines.
 local sessions = require('acp_lsp.sessions')
 local render = require('acp_lsp.chat.render')
+local tail = require('acp_lsp.chat.tail')
 
 local M = {}
 
@@ -13,6 +14,10 @@ local ns = vim.api.nvim_create_namespace('acp_lsp.chat')
 ---@field input integer prompt buffer
 ---@field starts integer[] 0-based first row of each block
 ---@field sections table<integer, table[]> per block: what its rows stand for
+---@field long boolean? long-line mode (chat/tail.lua)
+---@field follow table<integer, integer>? windows to move to the end: win -> row left at
+---@field follow_scheduled boolean?
+---@field terminals table<string, integer>? terminal id -> index of the block showing it
 
 ---@type table<string, acp_lsp.ChatView>
 M.views = {}
@@ -22,17 +27,19 @@ local function set_text(view, fn)
   local at_end = {}
   local count = vim.api.nvim_buf_line_count(buf)
   for _, win in ipairs(vim.fn.win_findbuf(buf)) do
-    at_end[win] = vim.api.nvim_win_get_cursor(win)[1] >= count
+    at_end[win] = vim.api.nvim_win_get_cursor(win)[1] >= count or (view.follow or {})[win] ~= nil
   end
   vim.bo[buf].modifiable = true
   local ok, err = pcall(fn)
   vim.bo[buf].modifiable = false
-  local last = vim.api.nvim_buf_line_count(buf)
+  local rows = {}
   for win, follow in pairs(at_end) do
     if follow and vim.api.nvim_win_is_valid(win) then
-      vim.api.nvim_win_set_cursor(win, { last, 0 })
+      rows[win] = vim.api.nvim_win_get_cursor(win)[1]
     end
   end
+  tail.follow_end(view, rows)
+  tail.check_long(view)
   if not ok then
     error(err)
   end
@@ -175,10 +182,11 @@ local function render_append(session, view, index, text)
   end
   local block = session.blocks[index]
   local parts = vim.split(text, '\n', { plain = true })
+  tail.check_long(view, #parts == 1 and #text or #parts[#parts])
   set_text(view, function()
     local last = vim.api.nvim_buf_line_count(view.buf) - 1
-    local line = vim.api.nvim_buf_get_lines(view.buf, last, last + 1, false)[1] or ''
-    vim.api.nvim_buf_set_text(view.buf, last, #line, last, #line, parts)
+    local len = tail.last_len(view.buf)
+    vim.api.nvim_buf_set_text(view.buf, last, len, last, len, parts)
     if block.role == 'thought' and #parts > 1 then
       for row = last + 1, last + #parts - 1 do
         vim.api.nvim_buf_set_extmark(view.buf, ns, row, 0, { line_hl_group = 'Comment' })
@@ -261,6 +269,35 @@ local function on_change(session, event)
   update_winbar(session, view)
 end
 
+--- Whether tool call block i shows terminal id.
+local function shows_terminal(session, block, id)
+  if not block or block.type ~= 'tool_call' then
+    return false
+  end
+  for _, item in ipairs((session.tool_calls[block.id] or {}).content or {}) do
+    if type(item) == 'table' and item.type == 'terminal' and item.terminalId == id then
+      return true
+    end
+  end
+  return false
+end
+
+--- The block showing a terminal: remembered, so streaming output into one of 2,000 tool calls
+--- does not scan them all at each chunk (scanned from the end: the newest is the likely one).
+local function terminal_block(session, view, id)
+  view.terminals = view.terminals or {}
+  local known = view.terminals[id]
+  if known and shows_terminal(session, session.blocks[known], id) then
+    return known
+  end
+  for i = #session.blocks, 1, -1 do
+    if shows_terminal(session, session.blocks[i], id) then
+      view.terminals[id] = i
+      return i
+    end
+  end
+end
+
 --- One event, applied at once.
 function M.apply(session, view, event)
   local t = event.type
@@ -273,15 +310,9 @@ function M.apply(session, view, event)
   elseif t == 'append' then
     render_append(session, view, event.index, event.text)
   elseif t == 'terminal' then
-    for i, block in ipairs(session.blocks) do
-      if block.type == 'tool_call' then
-        for _, item in ipairs((session.tool_calls[block.id] or {}).content or {}) do
-          if type(item) == 'table' and item.type == 'terminal' and item.terminalId == event.id then
-            render_block(session, view, i)
-            break
-          end
-        end
-      end
+    local i = terminal_block(session, view, event.id)
+    if i then
+      render_block(session, view, i)
     end
   end
 end

@@ -1,0 +1,60 @@
+--- The end of a chat transcript under a long turn: cursors that were at the end follow it (once
+--- per loop turn), and a very long line switches the chat to long-line mode.
+local M = {}
+
+--- Byte length of the buffer's last line, without reading the line (it may be megabytes).
+function M.last_len(buf)
+  local n = vim.api.nvim_buf_line_count(buf)
+  local len = vim.api.nvim_buf_get_offset(buf, n) - vim.api.nvim_buf_get_offset(buf, n - 1)
+  return math.max(0, len - 1) -- the final line's EOL (the chat is a scratch buffer)
+end
+
+--- A line this long makes wrapping with 'linebreak' and markdown highlighting cost O(line) per
+--- redraw and per cursor move: the chat turns both off for good (long-line mode).
+local LONG_LINE = 20000
+
+---@param extra integer? bytes about to join the last line (checked before the change)
+function M.check_long(view, extra)
+  if view.long or M.last_len(view.buf) + (extra or 0) <= LONG_LINE then
+    return
+  end
+  view.long = true
+  pcall(vim.treesitter.stop, view.buf)
+  for _, win in ipairs(vim.fn.win_findbuf(view.buf)) do
+    vim.wo[win][0].linebreak = false
+  end
+end
+
+--- Windows that were at the end before a change go to the new end, once per loop turn (a
+--- flood of notifications moves each cursor once), unless the user moved it meanwhile.
+function M.follow_end(view, rows)
+  view.follow = view.follow or {}
+  for win, row in pairs(rows) do
+    view.follow[win] = row
+  end
+  if view.follow_scheduled then
+    return
+  end
+  view.follow_scheduled = true
+  vim.schedule(function()
+    view.follow_scheduled = false
+    local wins = view.follow
+    view.follow = {}
+    if not vim.api.nvim_buf_is_valid(view.buf) then
+      return
+    end
+    local last = vim.api.nvim_buf_line_count(view.buf)
+    for win, row in pairs(wins) do
+      if
+        vim.api.nvim_win_is_valid(win)
+        and vim.api.nvim_win_get_buf(win) == view.buf
+        and vim.api.nvim_win_get_cursor(win)[1] == row
+      then
+        -- The end of the last line: with a wrapped long line, its last text is what shows.
+        pcall(vim.api.nvim_win_set_cursor, win, { last, M.last_len(view.buf) })
+      end
+    end
+  end)
+end
+
+return M
