@@ -94,17 +94,35 @@ def ansi_to_html(text: str, title: str) -> str:
             i += 1
     span(text[pos:])
     body = "".join(out)
+    # The page takes the most used background (the editor's Normal), so the gaps between
+    # lines do not show as stripes.
+    bgs = re.findall(r"background:(#[0-9a-f]{6})\">([^<]*)", body)
+    weight: dict[str, int] = {}
+    for colour, chunk in bgs:
+        weight[colour] = weight.get(colour, 0) + len(chunk)
+    page_bg = max(weight, key=lambda c: weight[c]) if weight else BG
     return (
         f"<!doctype html><meta charset='utf-8'><title>{html.escape(title)}</title>"
-        f"<style>body{{margin:0;background:{BG}}}pre{{margin:0;padding:8px;font:14px/1.25 "
-        f"'DejaVu Sans Mono','Liberation Mono',monospace;color:{FG};background:{BG}}}</style>"
+        f"<style>body{{margin:0;background:{page_bg}}}pre{{margin:0;padding:8px;font:14px/1.25 "
+        f"'DejaVu Sans Mono','Liberation Mono',monospace;color:{FG};background:{page_bg}}}"
+        "</style>"
         f"<pre>{body}</pre>"
     )
 
 
-def capture(tmux_target: str) -> str:
+def capture(tmux_target: str, socket: str, escapes: bool = True) -> str:
+    """The pane as the user sees it (with SGR escapes for colours unless escapes=False)."""
     return subprocess.run(
-        ["tmux", "capture-pane", "-p", "-e", "-t", tmux_target],
+        [
+            "tmux",
+            "-L",
+            socket,
+            "capture-pane",
+            "-p",
+            *(["-e"] if escapes else []),
+            "-t",
+            tmux_target,
+        ],
         capture_output=True,
         text=True,
         check=True,
