@@ -189,7 +189,7 @@ class AapBackend(Backend):
             str(t["name"]) for t in info.get("tools") or [] if isinstance(t, dict) and "name" in t
         )
         state = _SessionState(declared)
-        history = await self._history(session_id, agent)
+        history = await self._http.history(session_id, agent.history_types)
         session = Session(session_id, self.name, cwd)
         self.editor.hold(session)
         self._sessions[session_id] = state
@@ -232,23 +232,6 @@ class AapBackend(Backend):
             )
         finally:
             self._publish(session, session.finish_turn("cancelled"))
-
-    async def _history(self, session_id: str, agent: AapAgent) -> list[Any]:
-        """``full`` when offered (exact), else ``compacted``; [] when neither is available."""
-        for kind in agent.history_types:
-            try:
-                answer = await self._http.request(
-                    "GET", session_path(session_id, "history"), params={"type": kind}
-                )
-            except BackendError as exc:
-                if isinstance(exc.data, dict) and exc.data.get("status") in (400, 404):
-                    continue  # type not available after all: try the other one
-                raise
-            history = answer.get("history") if isinstance(answer, dict) else None
-            messages = history.get(kind) if isinstance(history, dict) else None
-            if isinstance(messages, list):
-                return messages
-        return []
 
     # -- turns -------------------------------------------------------------------------------
 
@@ -307,7 +290,7 @@ class AapBackend(Backend):
     ) -> list[JsonObject]:
         """Answer "cancelled" for calls an interrupted turn left open in history."""
         try:
-            history = await self._history(session.session_id, agent)
+            history = await self._http.history(session.session_id, agent.history_types)
         except BackendError as exc:  # the prompt matters more; the post will tell if it's down
             log.info("AAP agent %s: no history to check: %s", self.name, exc.message)
             return []

@@ -213,3 +213,21 @@ class AapHttp:
         if isinstance(body, dict) and isinstance(body.get("error"), str):
             return self._scrub(body["error"])
         return ""
+
+    async def history(self, session_id: str, kinds: list[str]) -> list[Any]:
+        """The session's history: the first of ``kinds`` the server has (``full`` is exact,
+        then ``compacted``); [] when none is available."""
+        for kind in kinds:
+            try:
+                answer = await self.request(
+                    "GET", session_path(session_id, "history"), params={"type": kind}
+                )
+            except BackendError as exc:
+                if isinstance(exc.data, dict) and exc.data.get("status") in (400, 404):
+                    continue  # type not available after all: try the other one
+                raise
+            history = answer.get("history") if isinstance(answer, dict) else None
+            messages = history.get(kind) if isinstance(history, dict) else None
+            if isinstance(messages, list):
+                return messages
+        return []

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ from acp_lsp.editor.batcher import UpdateBatcher
 from acp_lsp.editor.elicitation import Elicitations
 from acp_lsp.editor.files import DocumentFiles
 from acp_lsp.editor.follow import Follower
+from acp_lsp.editor.log_limit import LogLimiter
 from acp_lsp.editor.permissions import PermissionBroker
 from acp_lsp.editor.progress import TurnProgress
 from acp_lsp.editor.review import ReviewManager
@@ -45,30 +45,6 @@ _LOG_TYPES = {
     "info": types.MessageType.Info,
     "log": types.MessageType.Log,
 }
-
-
-class LogLimiter:
-    """At most ``rate`` lines a second to the editor; the rest are counted and summarised."""
-
-    def __init__(self, rate: int = 50, clock: Callable[[], float] = time.monotonic) -> None:
-        self.rate = rate
-        self._clock = clock
-        self._window = 0.0
-        self._count = 0
-        self.dropped = 0
-
-    def allow(self) -> tuple[bool, int]:
-        now = self._clock()
-        if now - self._window >= 1.0:
-            dropped, self.dropped = self.dropped, 0
-            self._window, self._count = now, 0
-            self._count += 1
-            return True, dropped
-        if self._count < self.rate:
-            self._count += 1
-            return True, 0
-        self.dropped += 1
-        return False, 0
 
 
 class EditorSide:

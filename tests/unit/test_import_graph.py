@@ -1,6 +1,6 @@
 """The package reads in one direction: no import circles in acp_lsp/ (counting imports inside
 functions too, not those under TYPE_CHECKING), and the server does not reach the demo agent
-or the demo editors."""
+or the demo editors; and no module grows past 400 lines."""
 
 from __future__ import annotations
 
@@ -107,3 +107,15 @@ def test_the_server_does_not_import_the_demos() -> None:
 
 def test_the_check_sees_a_circle() -> None:
     assert circles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+
+
+MAX_LINES = 400  # past this a module holds more than one thing (reference/style.md)
+
+
+def test_every_module_is_short() -> None:
+    long = {
+        name: count
+        for name, path in modules().items()
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}, f"modules past {MAX_LINES} lines: split them by what they hold"

@@ -1,0 +1,140 @@
+"""Starting an ACP agent: spawn the process, ``initialize``, and map what goes wrong (a missing
+command, an early exit, no answer in time, another protocol version) to one clear error."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from typing import Any
+
+from acp_lsp import __version__
+from acp_lsp import protocol as p
+from acp_lsp.backends.base import BackendError
+from acp_lsp.backends.wire import AgentGone, AgentProcess, RpcError
+from acp_lsp.config import AgentConfig, SecretStore
+
+JsonObject = dict[str, Any]
+
+ACP_PROTOCOL_VERSION = 1
+
+# What the bridge implements, advertised exactly (reference/acp.md §3).
+CLIENT_CAPABILITIES: JsonObject = {
+    "fs": {"readTextFile": True, "writeTextFile": True},
+    "terminal": True,
+    # terminal-type auth methods go to the editor as acp/authenticate {terminal}
+    "auth": {"terminal": True},
+    # elicitation/create becomes acp/elicitation (or showMessageRequest questions)
+    "elicitation": {"form": {}, "url": {}},
+}
+
+
+class StartFailed(Exception):
+    """The agent did not start: ``reason`` for the agent list, ``error`` for the caller."""
+
+    def __init__(self, reason: str, error: BackendError) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.error = error
+
+
+async def spawn(
+    name: str, config: AgentConfig, env: dict[str, str], secrets: SecretStore, **hooks: Any
+) -> AgentProcess:
+    """The agent's process, with ``hooks`` (on_notification, on_request, …) wired to it."""
+    command = config.command or ""
+    if shutil.which(command, path=env.get("PATH")) is None and "/" not in command:
+        raise StartFailed(
+            f"command not found: {command!r}",
+            BackendError(
+                p.AGENT_UNAVAILABLE,
+                f"agent {name!r} failed to start: command not found: {command!r}",
+                {"agent": name, "stderr": ""},
+            ),
+        )
+    try:
+        return await AgentProcess.start(
+            command, list(config.args), env=env, cwd=None, name=name, **hooks
+        )
+    except AgentGone as exc:
+        raise StartFailed(
+            str(exc),
+            BackendError(
+                p.AGENT_UNAVAILABLE,
+                f"agent {name!r} failed to start: {exc}",
+                {"agent": name, "stderr": secrets.redact(exc.stderr_tail)},
+            ),
+        ) from None
+
+
+async def initialize(
+    name: str, config: AgentConfig, proc: AgentProcess, secrets: SecretStore
+) -> JsonObject:
+    """The agent's ``initialize`` result; on failure the process is closed."""
+    try:
+        result = await proc.request(
+            "initialize",
+            {
+                "protocolVersion": ACP_PROTOCOL_VERSION,
+                "clientCapabilities": CLIENT_CAPABILITIES,
+                "clientInfo": {"name": "acp-lsp", "title": "acp-lsp", "version": __version__},
+            },
+            timeout=config.effective_start_timeout,
+        )
+    except (AgentGone, RpcError, TimeoutError) as exc:
+        tail = proc.stderr_tail()
+        await proc.close(grace=0.5)
+        if isinstance(exc, TimeoutError):
+            limit = config.effective_start_timeout
+            hint = (
+                "; a first run downloads the agent: raise startTimeout if it is slow"
+                if config.downloads
+                else ""
+            )
+            exc = TimeoutError(f"no answer within {limit:g}s (startTimeout{hint})")
+        raise StartFailed(
+            f"initialize failed: {exc}",
+            BackendError(
+                p.AGENT_UNAVAILABLE,
+                f"agent {name!r} failed to start: initialize: {exc}",
+                {"agent": name, "stderr": secrets.redact(tail)},
+            ),
+        ) from None
+    init = result if isinstance(result, dict) else {}
+    version = init.get("protocolVersion")
+    if version != ACP_PROTOCOL_VERSION:
+        await proc.close(grace=0.5)
+        raise StartFailed(
+            f"unsupported protocol version {version!r}",
+            BackendError(
+                p.AGENT_UNAVAILABLE,
+                f"agent {name!r} speaks ACP protocol version {version!r}; "
+                f"acp-lsp speaks {ACP_PROTOCOL_VERSION}",
+            ),
+        )
+    return init
+
+
+def call_error(
+    name: str,
+    method: str,
+    exc: BaseException,
+    wait: float | None,
+    secrets: SecretStore,
+    auth_error: Callable[[RpcError], BackendError],
+) -> BackendError:
+    """What the editor is told when a request to the agent fails."""
+    if isinstance(exc, RpcError):
+        if exc.code == p.AUTH_REQUIRED:
+            return auth_error(exc)
+        if exc.code == -32601:
+            return BackendError(p.NOT_SUPPORTED, f"agent {name!r} does not support {method}")
+        return BackendError(
+            p.AGENT_ERROR, f"agent {name!r}: {method}: {exc.message}", exc.to_json()
+        )
+    if isinstance(exc, AgentGone):
+        return BackendError(
+            p.AGENT_UNAVAILABLE,
+            f"agent {name!r} exited: {exc}",
+            {"agent": name, "stderr": secrets.redact(exc.stderr_tail)},
+        )
+    return BackendError(p.AGENT_ERROR, f"agent {name!r} did not answer {method} within {wait:g}s")
