@@ -30,4 +30,4 @@ say "mypy --strict"
 "$PY" -m mypy acp_lsp
 
 say "pytest"
-"$PY" -m pytest -p no:cacheprovider "$@"
+"$PY" -m pytest -p no:cacheprovider -rs "$@"  # -rs: every skip says why
