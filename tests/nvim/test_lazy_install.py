@@ -1,0 +1,140 @@
+"""The plugin installed the way editors/neovim/README.md says: lazy.nvim in a clean Neovim
+config (XDG dirs in tmp, no --clean), bootstrapped as lazy.nvim's own install guide does,
+with the README's lazy.nvim spec pointing at this checkout. Offline: lazy.nvim is cloned from
+a local checkout, $ACP_LSP_LAZY_NVIM (a work tree or a bare repository).
+
+lazy.nvim is published only as a git repository (no PyPI, npm or Debian package), so CI,
+which reaches only those registries, has no copy and this test skips there, saying so. To run
+it: `git clone https://github.com/folke/lazy.nvim /somewhere/lazy.nvim` once, then
+`ACP_LSP_LAZY_NVIM=/somewhere/lazy.nvim ./run tests tests/nvim/test_lazy_install.py`."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pynvim  # type: ignore[import-untyped]
+import pytest
+
+from acp_lsp import __version__
+from tests.nvim.conftest import NVIM, PLUGIN, REPO, SAMPLE
+
+pytestmark = pytest.mark.timeout(120)
+
+LAZY_ENV = "ACP_LSP_LAZY_NVIM"
+
+# lazy.nvim's bootstrap from its install guide; the clone comes from the local checkout.
+INIT_LUA = """\
+local lazypath = vim.fn.stdpath('data') .. '/lazy/lazy.nvim'
+if not (vim.uv or vim.loop).fs_stat(lazypath) then
+  local lazyrepo = os.getenv('ACP_LSP_LAZY_NVIM')
+  local out = vim.fn.system({ 'git', 'clone', '--filter=blob:none', lazyrepo, lazypath })
+  if vim.v.shell_error ~= 0 then
+    error('Failed to clone lazy.nvim:\\n' .. out)
+  end
+end
+vim.opt.rtp:prepend(lazypath)
+
+require('lazy').setup({
+  spec = {
+SPEC
+  },
+})
+"""
+
+
+def readme_spec() -> str:
+    """The lazy.nvim spec of editors/neovim/README.md, for this checkout."""
+    readme = (PLUGIN / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"^lazy\.nvim .*?```lua\n(.*?)\n```", readme, re.M | re.S)
+    assert match is not None, "editors/neovim/README.md has no lazy.nvim spec"
+    spec = match.group(1)
+    assert "/path/to/acp-lsp" in spec
+    return spec.replace("/path/to/acp-lsp", str(REPO))
+
+
+def lazy_checkout() -> str:
+    path = os.environ.get(LAZY_ENV)
+    if not path:
+        pytest.skip(
+            f"{LAZY_ENV} is not set: lazy.nvim is only published as a git repository, which CI "
+            "cannot reach; set it to a lazy.nvim checkout to run this test"
+        )
+    git = subprocess.run(
+        ["git", "-C", path, "rev-parse", "--git-dir"], capture_output=True, text=True, check=False
+    )
+    if git.returncode != 0:
+        pytest.skip(f"{LAZY_ENV}={path} is not a git checkout of lazy.nvim")
+    return path
+
+
+@pytest.fixture
+def nvim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[pynvim.Nvim]:
+    monkeypatch.setenv(LAZY_ENV, lazy_checkout())
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        (tmp_path / "xdg" / var.lower()).mkdir(parents=True)
+        monkeypatch.setenv(var, str(tmp_path / "xdg" / var.lower()))
+    monkeypatch.setenv("ACP_LSP_DATA_DIR", str(tmp_path / "data"))
+    # The user has `acp-lsp` on PATH (the README spec keeps the default cmd): this venv's.
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    config = tmp_path / "xdg" / "xdg_config_home" / "nvim"
+    config.mkdir()
+    (config / "init.lua").write_text(INIT_LUA.replace("SPEC", readme_spec()), encoding="utf-8")
+    workspace = tmp_path / "ws"
+    shutil.copytree(SAMPLE, workspace)
+    # No --clean: Neovim reads the init.lua above, as a user's does.
+    nv = pynvim.attach("child", argv=[str(NVIM), "--embed", "--headless", "-n", "-i", "NONE"])
+    nv.command(f"cd {workspace}")
+    try:
+        yield nv
+    finally:
+        try:
+            nv.exec_lua(
+                "for _, c in ipairs(vim.lsp.get_clients()) do c:stop() end "
+                "vim.wait(3000, function() return #vim.lsp.get_clients() == 0 end, 10)"
+            )
+            nv.quit()
+        except (EOFError, OSError, pynvim.NvimError):
+            pass
+        nv.close()
+
+
+# lazy.nvim's record of the plugin (named by the spec's `name`).
+PLUGIN_STATE = (
+    "local p = require('lazy.core.config').plugins['acp-lsp'] "
+    "return p and { dir = p.dir, loaded = p._.loaded ~= nil }"
+)
+
+
+def test_lazy_nvim_installs_the_plugin_from_the_checkout(nvim: pynvim.Nvim) -> None:
+    assert nvim.exec_lua("return vim.v.errmsg") == ""
+    # Installed, not loaded yet: the README spec loads it on :Acp or the first file.
+    assert nvim.exec_lua(PLUGIN_STATE) == {"dir": str(PLUGIN), "loaded": False}
+    assert nvim.funcs.exists(":Acp") == 2
+
+    nvim.command("edit README.md")
+    assert nvim.exec_lua(PLUGIN_STATE)["loaded"] is True
+    started = nvim.exec_lua(
+        "return vim.wait(20000, function() local c = vim.lsp.get_clients({ name = 'acp_lsp' })[1]"
+        " return c ~= nil and c.initialized end, 20)"
+    )
+    assert started, nvim.exec_lua("return require('acp_lsp.log').lines()")
+    # The README's opts reached setup(): the demo agent is the default.
+    init_options = nvim.exec_lua(
+        "return vim.lsp.get_clients({ name = 'acp_lsp' })[1].config.init_options"
+    )
+    assert init_options["defaultAgent"] == "demo"
+
+    nvim.command("checkhealth acp_lsp")
+    report = "\n".join(nvim.current.buffer[:])
+    assert "ERROR" not in report and "WARNING" not in report, report
+    assert "OK Neovim 0.11.4" in report
+    assert f"OK server version: acp-lsp {__version__}" in report
+    assert "OK server running" in report
+    assert "OK agent demo (Demo (built-in, offline), acp): default, not started" in report
+    assert "OK doctor: data dir: " in report
