@@ -88,15 +88,20 @@ def editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
     try:
         yield Editor(nvim)
     finally:
-        try:
-            nvim.exec_lua(
-                "for _, c in ipairs(vim.lsp.get_clients()) do c:stop() end "
-                "vim.wait(3000, function() return #vim.lsp.get_clients() == 0 end, 10)"
-            )
-            nvim.quit()
-        except (EOFError, OSError, pynvim.NvimError):
-            pass
-        nvim.close()
+        close(nvim)
+
+
+def close(nvim: pynvim.Nvim) -> None:
+    """Stop the LSP clients (and so their servers), then Neovim."""
+    try:
+        nvim.exec_lua(
+            "for _, c in ipairs(vim.lsp.get_clients()) do c:stop() end "
+            "vim.wait(3000, function() return #vim.lsp.get_clients() == 0 end, 10)"
+        )
+        nvim.quit()
+    except (EOFError, OSError, pynvim.NvimError):
+        pass
+    nvim.close()
 
 
 @pytest.fixture

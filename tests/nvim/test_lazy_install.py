@@ -22,7 +22,7 @@ import pynvim  # type: ignore[import-untyped]
 import pytest
 
 from acp_lsp import __version__
-from tests.nvim.conftest import NVIM, PLUGIN, REPO, SAMPLE
+from tests.nvim.conftest import NVIM, PLUGIN, REPO, SAMPLE, close
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -93,15 +93,7 @@ def nvim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[pynvim.Nvi
     try:
         yield nv
     finally:
-        try:
-            nv.exec_lua(
-                "for _, c in ipairs(vim.lsp.get_clients()) do c:stop() end "
-                "vim.wait(3000, function() return #vim.lsp.get_clients() == 0 end, 10)"
-            )
-            nv.quit()
-        except (EOFError, OSError, pynvim.NvimError):
-            pass
-        nv.close()
+        close(nv)
 
 
 # lazy.nvim's record of the plugin (named by the spec's `name`).
