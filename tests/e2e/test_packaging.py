@@ -8,6 +8,7 @@ the dependencies from the package index: when it cannot be reached they skip, sa
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -20,11 +21,13 @@ from pathlib import Path
 import pytest
 
 from acp_lsp import __version__
+from tests.vscode.tools import EXTENSION, extension_deps_missing, package_vsix
 
 pytestmark = pytest.mark.timeout(600)
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("ACP_LSP_ARTIFACTS", ROOT / "artifacts")) / "dist"
+VSCODE_ARTIFACTS = ARTIFACTS.parent / "vscode"
 
 
 # What pip, pipx and uv print when the package index cannot be reached.
@@ -210,3 +213,24 @@ def test_uvx_runs_the_wheel_and_uv_tool_installs_it(dist: Path, tmp_path: Path) 
     installed_or_skip(installed, "uv tool install")
     assert "Installed 1 executable: acp-lsp" in installed.stdout + installed.stderr
     user.assert_acp_lsp_on_path_runs_a_session()
+
+
+def test_the_vsix_holds_the_bundled_extension(tmp_path: Path) -> None:
+    """The .vsix a VS Code user installs (`code --install-extension`), kept in
+    artifacts/vscode/ for CI; tests/vscode installs the same build into code-server."""
+    reason = extension_deps_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    manifest = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
+    vsix = package_vsix(tmp_path)
+    with zipfile.ZipFile(vsix) as zf:
+        names = set(zf.namelist())
+        packaged = json.loads(zf.read("extension/package.json"))
+    assert (packaged["publisher"], packaged["name"]) == ("acp-lsp", "acp-lsp")
+    assert packaged["version"] == manifest["version"]
+    main = "extension/" + packaged["main"].removeprefix("./")
+    assert main in names and "extension/dist/webview.js" in names
+    # The bundle only: no sources, tests or node_modules.
+    assert not [n for n in names if n.endswith(".ts") or "node_modules/" in n or "/test/" in n]
+    VSCODE_ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(vsix, VSCODE_ARTIFACTS / f"acp-lsp-{manifest['version']}.vsix")

@@ -9,7 +9,7 @@ as a process group). On it:
   real extension host (tests/vscode/driver.mjs harness); every test of that suite is one
   pytest test here, read from the results file it writes;
 - tests/vscode/driver.mjs ui uses the chat webview as a person would and saves screenshots to
-  artifacts/vscode/ (or $ACP_LSP_ARTIFACTS); each of its checks is one pytest test here.
+  artifacts/vscode/ (or $ACP_LSP_ARTIFACTS/vscode); each of its checks is one pytest test here.
 
 Skipped, with the reason, only when scripts/setup-vscode.sh has not been run.
 """
@@ -42,12 +42,12 @@ from tests.vscode.tools import (
     build_extension,
     code_server_missing,
     node_env,
-    run_node,
+    package_vsix,
 )
 
 DRIVER = Path(__file__).with_name("driver.mjs")
 SUITE = EXTENSION / "src" / "test" / "e2e" / "suite.ts"
-ARTIFACTS = Path(os.environ.get("ACP_LSP_ARTIFACTS", REPO / "artifacts" / "vscode"))
+ARTIFACTS = Path(os.environ.get("ACP_LSP_ARTIFACTS", REPO / "artifacts")) / "vscode"
 EXTENSION_ID = "acp-lsp.acp-lsp"
 
 SETTINGS = {
@@ -124,32 +124,13 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
             return
 
 
-def _package_vsix(out: Path) -> Path:
-    vsix = out / "acp-lsp.vsix"
-    result = run_node(
-        [
-            "node_modules/@vscode/vsce/vsce",
-            "package",
-            "--no-dependencies",
-            "--skip-license",
-            "--allow-missing-repository",
-            "-o",
-            str(vsix),
-        ],
-        cwd=EXTENSION,
-        timeout=180,
-    )
-    assert result.returncode == 0, f"vsce package failed:\n{result.stdout}\n{result.stderr}"
-    return vsix
-
-
 @pytest.fixture(scope="module")
 def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodeServer]:
     reason = code_server_missing()
     if reason is not None:
         pytest.skip(reason)
     root = tmp_path_factory.mktemp("vscode")
-    vsix = _package_vsix(root)
+    vsix = package_vsix(root)
     build_extension(tests=True)  # after packaging: the harness loads the unpacked folder
 
     for sub in ("xdg/data", "xdg/config", "xdg/cache", "xdg/state", "user/User", "ext"):

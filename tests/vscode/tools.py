@@ -80,3 +80,24 @@ def build_extension(*, tests: bool, production: bool = False) -> None:
     result = run_node(args, cwd=EXTENSION, timeout=120)
     if result.returncode != 0:
         raise RuntimeError(f"esbuild failed:\n{result.stdout}\n{result.stderr}")
+
+
+def package_vsix(out: Path) -> Path:
+    """`vsce package` (the extension's `npm run package`, its prepublish bundles with
+    esbuild --production) into out/acp-lsp.vsix."""
+    vsix = out / "acp-lsp.vsix"
+    result = run_node(
+        [
+            "node_modules/@vscode/vsce/vsce",
+            "package",
+            "--no-dependencies",
+            "--skip-license",
+            "--allow-missing-repository",
+            "-o",
+            str(vsix),
+        ],
+        cwd=EXTENSION,
+        timeout=180,
+    )
+    assert result.returncode == 0, f"vsce package failed:\n{result.stdout}\n{result.stderr}"
+    return vsix
