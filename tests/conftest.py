@@ -5,9 +5,27 @@ from __future__ import annotations
 
 import os
 import tempfile
+from pathlib import Path
 
 import pytest
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ["ACP_LSP_DATA_DIR"] = tempfile.mkdtemp(prefix="acp-lsp-test-data-")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """With ACP_LSP_LIST_ARTIFACTS set (.ci/run sets it): the files the tests left for CI to
+    attach (wheel and sdist, the .vsix, screenshots), listed before pytest's closing line."""
+    if not os.environ.get("ACP_LSP_LIST_ARTIFACTS"):
+        return
+    root = Path(os.environ.get("ACP_LSP_ARTIFACTS", REPO / "artifacts"))
+    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
+    terminalreporter.section("artifacts")
+    for path in files:
+        shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+        terminalreporter.write_line(f"{shown}  ({path.stat().st_size:,} bytes)")
+    if not files:
+        terminalreporter.write_line(f"none in {root}")
