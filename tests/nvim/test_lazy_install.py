@@ -122,11 +122,26 @@ def test_lazy_nvim_installs_the_plugin_from_the_checkout(nvim: pynvim.Nvim) -> N
     )
     assert init_options["defaultAgent"] == "demo"
 
+    report = checkhealth_ok(nvim)
+    assert "OK server running" in report
+    assert "OK agent demo (Demo (built-in, offline), acp): default, not started" in report
+
+
+def test_the_first_acp_command_loads_the_plugin(nvim: pynvim.Nvim) -> None:
+    assert nvim.exec_lua(PLUGIN_STATE)["loaded"] is False
+    nvim.command("Acp log")  # lazy.nvim's :Acp stub loads the plugin, then runs the real one
+    assert nvim.exec_lua(PLUGIN_STATE)["loaded"] is True
+    assert nvim.exec_lua("return vim.v.errmsg") == ""
+    assert nvim.current.buffer.name == "acp://log"
+    checkhealth_ok(nvim)
+
+
+def checkhealth_ok(nvim: pynvim.Nvim) -> str:
+    """`:checkhealth acp_lsp` with no error or warning; the report."""
     nvim.command("checkhealth acp_lsp")
     report = "\n".join(nvim.current.buffer[:])
     assert "ERROR" not in report and "WARNING" not in report, report
     assert "OK Neovim 0.11.4" in report
     assert f"OK server version: acp-lsp {__version__}" in report
-    assert "OK server running" in report
-    assert "OK agent demo (Demo (built-in, offline), acp): default, not started" in report
     assert "OK doctor: data dir: " in report
+    return report
