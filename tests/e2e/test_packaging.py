@@ -3,7 +3,8 @@ installed into a fresh venv, and a session run through that venv's `acp-lsp` ent
 (`acp-lsp doctor` starts the real server and an agent through it). The same wheel installed
 the two one-command ways the README gives, `pipx install` and `uvx --from` / `uv tool install`
 (pipx and uv come with the test extras), each into its own home in tmp. The built files are
-kept in artifacts/dist/ (or $ACP_LSP_ARTIFACTS/dist) for CI to attach. The installs fetch
+kept in artifacts/dist/ (or $ACP_LSP_ARTIFACTS/dist) for CI to attach, and the VS Code
+extension's .vsix in artifacts/vscode/. The installs fetch
 the dependencies from the package index: when it cannot be reached they skip, saying so."""
 
 from __future__ import annotations
