@@ -72,6 +72,9 @@ def _version_key(version: str) -> tuple[int, ...]:
 async def _run(argv: list[str], env: Mapping[str, str], what: str) -> str:
     proc = await asyncio.create_subprocess_exec(
         *argv,
+        # never the server's own stdin (the editor's LSP pipe): npm is Node, and Node turns
+        # an inherited stdin non-blocking, which ends the server's read of the pipe
+        stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         env=dict(env),
