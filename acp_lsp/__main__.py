@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from acp_lsp import __version__
 
 if TYPE_CHECKING:
-    from acp_lsp.config import SecretStore
+    from acp_lsp.secret_store import SecretStore
 
 
 class RedactSecrets(logging.Filter):

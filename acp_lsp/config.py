@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic.alias_generators import to_camel
 
 from acp_lsp.presets import presets
-from acp_lsp.protocol import describe_validation_error
+from acp_lsp.protocol_params import describe_validation_error
+from acp_lsp.secret_store import SecretStore
 
 # Commands that may download the agent before it can answer `initialize`.
 PACKAGE_RUNNERS = frozenset({"npx", "uvx", "pnpx", "bunx", "pipx", "uv"})
@@ -171,38 +172,6 @@ class Settings(_Model):
 
 
 _ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-class SecretStore:
-    """Remembers expanded secret values so logs and results can be scrubbed of them."""
-
-    def __init__(self) -> None:
-        self._values: set[str] = set()
-
-    def add(self, value: str) -> None:
-        if len(value) >= 4:
-            self._values.add(value)
-
-    def redact(self, text: str) -> str:
-        for value in self._values:
-            if value in text:
-                text = text.replace(value, "***")
-        return text
-
-    def redact_json(self, value: Any) -> Any:
-        """``value`` with every string scrubbed (error data, status payloads)."""
-        if not self._values:
-            return value
-        if isinstance(value, str):
-            return self.redact(value)
-        if isinstance(value, dict):
-            return {k: self.redact_json(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.redact_json(v) for v in value]
-        return value
-
-    def __contains__(self, value: str) -> bool:
-        return value in self._values
 
 
 def expand_env(value: str, environ: Mapping[str, str], secrets: SecretStore | None) -> str:

@@ -17,7 +17,8 @@ from typing import Any
 
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import Backend, BackendError, EditorPort
-from acp_lsp.config import AgentConfig, SecretStore, Settings
+from acp_lsp.config import AgentConfig, Settings
+from acp_lsp.secret_store import SecretStore
 from acp_lsp.session import Session
 from acp_lsp.tasks import TaskOwner
 

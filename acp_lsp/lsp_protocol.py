@@ -61,7 +61,7 @@ class AcpProtocol(LanguageServerProtocol):
             "jsonrpc" in data
             and "id" in data
             and isinstance(method, str)
-            and method in p.PARAMS_BY_METHOD
+            and method in p.EDITOR_REQUESTS  # names only: pydantic loads on first acp/*
         ):
             try:
                 params = p.parse_params(method, data.get("params"))

@@ -9,10 +9,7 @@ against this module by the tests.
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
-
-from pydantic import BaseModel, ConfigDict, ValidationError
-from pydantic.alias_generators import to_camel
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 JSON = Any
 JsonObject = dict[str, Any]
@@ -133,178 +130,78 @@ def server_capability() -> JsonObject:
     return {"version": PROTOCOL_VERSION, "agentProtocols": ["acp", "aap"]}
 
 
-# -- params --------------------------------------------------------------------------------
-class Params(BaseModel):
-    """Base of every acp/* params model: camelCase on the wire, strict types, extras ignored."""
+# -- params: pydantic models in acp_lsp.protocol_params, loaded on first use -----------------
+PARAMS_NAMES: Final = frozenset(
+    {
+        "Params",
+        "ListAgentsParams",
+        "NewSessionParams",
+        "ListSessionsParams",
+        "LoadSessionParams",
+        "SessionIdParams",
+        "GetSessionParams",
+        "CancelParams",
+        "CloseSessionParams",
+        "DeleteSessionParams",
+        "PromptParams",
+        "SetModeParams",
+        "SetConfigOptionParams",
+        "SetFollowParams",
+        "ReviewEditParams",
+        "AuthenticateParams",
+        "RestartAgentParams",
+        "LogoutParams",
+        "ForkSessionParams",
+        "RenameSessionParams",
+        "ExportSessionParams",
+        "PARAMS_BY_METHOD",
+        "ParamsError",
+        "parse_params",
+        "describe_validation_error",
+        "PermissionOutcomeResult",
+    }
+)
 
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        strict=True,
-        extra="ignore",
-        frozen=True,
-        defer_build=True,  # built on first use: 15 models cost start-up time otherwise
+if TYPE_CHECKING:  # explicit re-exports, for readers and mypy
+    from acp_lsp.protocol_params import (  # noqa: I001 (one block of "X as X" re-exports)
+        Params as Params,
+        ListAgentsParams as ListAgentsParams,
+        NewSessionParams as NewSessionParams,
+        ListSessionsParams as ListSessionsParams,
+        LoadSessionParams as LoadSessionParams,
+        SessionIdParams as SessionIdParams,
+        GetSessionParams as GetSessionParams,
+        CancelParams as CancelParams,
+        CloseSessionParams as CloseSessionParams,
+        DeleteSessionParams as DeleteSessionParams,
+        PromptParams as PromptParams,
+        SetModeParams as SetModeParams,
+        SetConfigOptionParams as SetConfigOptionParams,
+        SetFollowParams as SetFollowParams,
+        ReviewEditParams as ReviewEditParams,
+        AuthenticateParams as AuthenticateParams,
+        RestartAgentParams as RestartAgentParams,
+        LogoutParams as LogoutParams,
+        ForkSessionParams as ForkSessionParams,
+        RenameSessionParams as RenameSessionParams,
+        ExportSessionParams as ExportSessionParams,
+        PARAMS_BY_METHOD as PARAMS_BY_METHOD,
+        ParamsError as ParamsError,
+        parse_params as parse_params,
+        describe_validation_error as describe_validation_error,
+        PermissionOutcomeResult as PermissionOutcomeResult,
     )
+else:
 
+    def __getattr__(name: str) -> Any:
+        # pydantic is imported when a params model is first needed, not at start-up
+        if name in PARAMS_NAMES:
+            from acp_lsp import protocol_params
 
-class ListAgentsParams(Params):
-    include_registry: bool | None = None
-
-
-class NewSessionParams(Params):
-    agent: str | None = None
-    cwd: str | None = None
-    additional_directories: list[str] | None = None
-
-
-class ListSessionsParams(Params):
-    agent: str | None = None
-    cwd: str | None = None
-    query: str | None = None
-    cursor: str | None = None
-    limit: int | None = None
-
-
-class LoadSessionParams(Params):
-    agent: str | None = None
-    session_id: str
-    cwd: str | None = None
-
-
-class SessionIdParams(Params):
-    session_id: str
-
-
-class GetSessionParams(SessionIdParams):
-    pass
-
-
-class CancelParams(SessionIdParams):
-    pass
-
-
-class CloseSessionParams(SessionIdParams):
-    pass
-
-
-class DeleteSessionParams(Params):
-    session_id: str
-    agent: str | None = None
-
-
-class PromptParams(Params):
-    session_id: str
-    prompt: str | list[JsonObject]
-    work_done_token: str | int | None = None
-
-
-class SetModeParams(Params):
-    session_id: str
-    mode_id: str
-
-
-class SetConfigOptionParams(Params):
-    session_id: str
-    config_id: str
-    value: str | bool
-
-
-class SetFollowParams(Params):
-    session_id: str
-    enabled: bool
-
-
-class ReviewEditParams(Params):
-    session_id: str
-    action: Literal["accept", "reject"]
-    tool_call_id: str | None = None
-    path: str | None = None
-
-
-class AuthenticateParams(Params):
-    agent: str
-    method_id: str
-
-
-class RestartAgentParams(Params):
-    agent: str
-
-
-class LogoutParams(Params):
-    agent: str
-
-
-class ForkSessionParams(SessionIdParams):
-    pass
-
-
-class RenameSessionParams(Params):
-    session_id: str
-    title: str
-
-
-class ExportSessionParams(Params):
-    session_id: str
-    format: Literal["markdown"]
-
-
-PARAMS_BY_METHOD: Final[dict[str, type[Params]]] = {
-    ACP_LIST_AGENTS: ListAgentsParams,
-    ACP_NEW_SESSION: NewSessionParams,
-    ACP_LIST_SESSIONS: ListSessionsParams,
-    ACP_LOAD_SESSION: LoadSessionParams,
-    ACP_GET_SESSION: GetSessionParams,
-    ACP_PROMPT: PromptParams,
-    ACP_CANCEL: CancelParams,
-    ACP_SET_MODE: SetModeParams,
-    ACP_SET_CONFIG_OPTION: SetConfigOptionParams,
-    ACP_CLOSE_SESSION: CloseSessionParams,
-    ACP_DELETE_SESSION: DeleteSessionParams,
-    ACP_SET_FOLLOW: SetFollowParams,
-    ACP_REVIEW_EDIT: ReviewEditParams,
-    ACP_AUTHENTICATE: AuthenticateParams,
-    ACP_RESTART_AGENT: RestartAgentParams,
-    ACP_LOGOUT: LogoutParams,
-    ACP_FORK_SESSION: ForkSessionParams,
-    ACP_RENAME_SESSION: RenameSessionParams,
-    ACP_EXPORT_SESSION: ExportSessionParams,
-    ACP_INSTALL_AGENT: RestartAgentParams,
-    ACP_UPDATE_AGENT: RestartAgentParams,
-}
-
-
-class ParamsError(ValueError):
-    """acp/* params that do not fit their model; the message names every bad field."""
-
-
-def parse_params(method: str, raw: Any) -> Params:
-    """Validate raw JSON params of an acp/* request into its model, or raise ParamsError."""
-    model = PARAMS_BY_METHOD[method]
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise ParamsError(f"{method}: params must be an object, got {type(raw).__name__}")
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        raise ParamsError(f"{method}: {describe_validation_error(exc)}") from None
-
-
-def describe_validation_error(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors(include_url=False):
-        field = ".".join(str(p) for p in err["loc"]) or "params"
-        parts.append(f"{field}: {err['msg']}")
-    return "; ".join(parts)
-
-
-# -- results and notifications (built as plain JSON; named shapes for readers) -------------
-class PermissionOutcomeResult(BaseModel):
-    """The answer an editor gives to acp/requestPermission."""
-
-    model_config = ConfigDict(extra="ignore")
-    outcome: JsonObject
-    reason: str | None = None
+            value = getattr(protocol_params, name)
+            globals()[name] = value  # later reads skip this function
+            return value
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def session_update(session_id: str, seq: int, updates: list[JsonObject]) -> JsonObject:

@@ -5,27 +5,24 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pygls.lsp.server import LanguageServer
 
 from acp_lsp import __version__
-from acp_lsp.backends.base import Backend
-from acp_lsp.config import (
-    AgentConfig,
-    SecretStore,
-    Settings,
-    load_settings,
-    read_toml,
-    user_config_path,
-)
 from acp_lsp.lsp_protocol import AcpProtocol
 from acp_lsp.tasks import TaskOwner
 
 if TYPE_CHECKING:
+    from acp_lsp.backends.base import Backend
+    from acp_lsp.config import AgentConfig, Settings
+    from acp_lsp.editor.port import EditorSide
     from acp_lsp.history.service import History
+    from acp_lsp.hub import Hub
     from acp_lsp.registry.service import Registry
+    from acp_lsp.secret_store import SecretStore
 
 log = logging.getLogger(__name__)
 
@@ -39,19 +36,38 @@ class AcpLanguageServer(LanguageServer):
 
     def __init__(self) -> None:
         super().__init__("acp-lsp", __version__, protocol_cls=AcpProtocol)
-        from acp_lsp.editor.port import EditorSide
-        from acp_lsp.hub import Hub
-
-        self.secrets = SecretStore()
-        self.settings, _ = load_settings([], secrets=self.secrets)
         self.tasks = TaskOwner("server")
         self.init_options: JsonObject | None = None
-        self.editor = EditorSide(self)
-        self.hub = Hub(self.editor, self.settings, self.make_backend, self.secrets)
         # tests validate what the bridge sends agents; None in production
         self.agent_send_hook: Callable[[JsonObject], None] | None = None
         self._history: History | None = None
         self._registry: Registry | None = None
+
+    # The parts below are built on first use, after ``initialize`` is answered: their
+    # imports (pydantic, the editor side, the hub) would otherwise delay the editor's start.
+    @cached_property
+    def secrets(self) -> SecretStore:
+        from acp_lsp.secret_store import SecretStore
+
+        return SecretStore()
+
+    @cached_property
+    def settings(self) -> Settings:
+        from acp_lsp.config import load_settings
+
+        return load_settings([], secrets=self.secrets)[0]
+
+    @cached_property
+    def editor(self) -> EditorSide:
+        from acp_lsp.editor.port import EditorSide
+
+        return EditorSide(self)
+
+    @cached_property
+    def hub(self) -> Hub:
+        from acp_lsp.hub import Hub
+
+        return Hub(self.editor, self.settings, self.make_backend, self.secrets)
 
     def registry(self) -> Registry:
         """Agents of the ACP Registry (the index loads on first use)."""
@@ -124,12 +140,16 @@ class AcpLanguageServer(LanguageServer):
 
     def load_settings(self, overrides: JsonObject | None) -> list[str]:
         """Merge config files and ``overrides``; returns the problems found (by setting)."""
+        from acp_lsp.config import load_settings
+
         settings, problems = load_settings(self._sources(overrides), secrets=self.secrets)
         self.apply_settings(settings)
         return problems
 
     def _sources(self, overrides: JsonObject | None) -> list[Mapping[str, Any] | None]:
         """The user's config file, the workspace's acp-lsp.toml, then the editor's settings."""
+        from acp_lsp.config import read_toml, user_config_path
+
         problems: list[str] = []
         sources: list[Mapping[str, Any] | None] = [
             read_toml(user_config_path(os.environ), problems)

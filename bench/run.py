@@ -590,7 +590,10 @@ def bench_startup(r: Runner) -> Section:
     sec = Section("Startup", ["figure", "ms (median)"], data={"runs": runs, "demo": demo})
 
     def ms(key: str) -> float:
-        return median([x["ms"] for x in runs[key] if "error" not in x])
+        return ms_of(key, "ms")
+
+    def ms_of(key: str, field: str) -> float:
+        return median([x[field] for x in runs[key] if "error" not in x and field in x])
 
     def ratio(key: str, field: str = "ms") -> float:
         pairs = zip(runs[key], runs["bare"], strict=True)
@@ -611,23 +614,32 @@ def bench_startup(r: Runner) -> Section:
             f"{fmt(cpu('acp'))} / {fmt(cpu('bare'))}",
         ],
         ["CPU ratio acp-lsp / bare (per-round median)", f"{ratio('acp', 'cpu_ms'):.2f}×"],
+        [
+            "acp-lsp: process start → first acp/listAgents answered (settings, hub built)",
+            fmt(ms_of("acp", "first_request_ms")),
+        ],
     ]
     if "acp0" in runs:
         sec.rows += [
             ["acp-lsp before the changes: initialize answered", fmt(ms("acp0"))],
             ["ratio before the changes / bare", f"{ratio('acp0'):.2f}×"],
+            [
+                "acp-lsp before the changes: first acp/listAgents answered",
+                fmt(ms_of("acp0", "first_request_ms")),
+            ],
         ]
     sec.rows.append(
         ["first acp/newSession with the demo agent (agent start included)", fmt(new_ms)]
     )
     value = ratio("acp")
     sec.data.update(acp_ms=ms("acp"), bare_ms=ms("bare"), ratio=value, new_session_ms=new_ms)
+    sec.data["first_request_ms"] = ms_of("acp", "first_request_ms")
     sec.data["cpu_ratio"] = ratio("acp", "cpu_ms")
     sec.goal(
         "startup: initialize answered vs a bare pygls server",
         f"{value:.2f}× (server CPU time: {sec.data['cpu_ratio']:.2f}×)",
-        "≤ 1.3×",
-        value <= 1.3 if value == value else None,
+        "≤ 1.1×",
+        value <= 1.1 if value == value else None,
     )
     sec.notes += errors_of([x for key in keys for x in runs[key]] + demo)
     sec.notes.append(

@@ -17,7 +17,8 @@ from acp_lsp.backends.acp_agent import AcpAgent
 from acp_lsp.backends.acp_requests import AgentRequests
 from acp_lsp.backends.acp_start import ACP_PROTOCOL_VERSION, CLIENT_CAPABILITIES
 from acp_lsp.backends.base import BackendError, EditorPort
-from acp_lsp.config import AgentConfig, SecretStore
+from acp_lsp.config import AgentConfig
+from acp_lsp.secret_store import SecretStore
 from acp_lsp.session import Session, named_paths
 
 log = logging.getLogger(__name__)

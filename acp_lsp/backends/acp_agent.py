@@ -13,7 +13,8 @@ from acp_lsp.backends import acp_auth, acp_caps, acp_start
 from acp_lsp.backends.acp_start import StartFailed
 from acp_lsp.backends.base import AgentInfo, Backend, BackendError, EditorPort
 from acp_lsp.backends.wire import AgentGone, AgentProcess, RpcError
-from acp_lsp.config import AgentConfig, SecretStore, agent_environment
+from acp_lsp.config import AgentConfig, agent_environment
+from acp_lsp.secret_store import SecretStore
 
 JsonObject = dict[str, Any]
 

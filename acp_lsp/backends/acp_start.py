@@ -11,7 +11,8 @@ from acp_lsp import __version__
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
 from acp_lsp.backends.wire import AgentGone, AgentProcess, RpcError
-from acp_lsp.config import AgentConfig, SecretStore
+from acp_lsp.config import AgentConfig
+from acp_lsp.secret_store import SecretStore
 
 JsonObject = dict[str, Any]
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from acp_lsp.session import Session
+if TYPE_CHECKING:
+    from acp_lsp.session import Session
 
 JsonObject = dict[str, Any]
 

@@ -52,14 +52,23 @@ def _report(server: AcpLanguageServer, problems: list[str]) -> None:
 def register(server: AcpLanguageServer) -> None:
     @server.feature(types.INITIALIZE)
     def on_initialize(server: AcpLanguageServer, params: types.InitializeParams) -> None:
-        server.hub.workspace_folders = _workspace_folders(params)
+        folders = _workspace_folders(params)
         section = _section(params.initialization_options)
         server.init_options = dict(section) if section is not None else None
-        if params.initialization_options is not None and section is None:
-            server.editor.show_message(
-                "acp-lsp: initializationOptions must be an object (using defaults)", "warning"
-            )
-        _report(server, server.load_settings(server.init_options))
+        not_an_object = params.initialization_options is not None and section is None
+
+        def start() -> None:
+            server.hub.workspace_folders = folders
+            if not_an_object:
+                server.editor.show_message(
+                    "acp-lsp: initializationOptions must be an object (using defaults)", "warning"
+                )
+            _report(server, server.load_settings(server.init_options))
+
+        # Settings, the hub and their imports are built right after the answer is written
+        # (before the next message is read): the editor does not wait for them.
+        if not server.protocol.after_response(start):
+            start()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def on_configuration(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -21,10 +21,10 @@ from pygls.uris import to_fs_path
 
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
-from acp_lsp.editor.transcript import Transcripts
-from acp_lsp.history.paths import data_dir
 from acp_lsp.server import AcpLanguageServer
-from acp_lsp.session import Session
+
+if TYPE_CHECKING:
+    from acp_lsp.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,10 @@ class PlainEditor:
     """The plain-LSP side of one server: its current session and the transcripts."""
 
     def __init__(self, server: AcpLanguageServer) -> None:
+        # built on the first command, so start-up does not import the transcript machinery
+        from acp_lsp.editor.transcript import Transcripts
+        from acp_lsp.history.paths import data_dir
+
         self.server = server
         self.transcripts = Transcripts(server, data_dir(os.environ) / "transcripts")
         server.editor.transcripts = self.transcripts

@@ -13,7 +13,7 @@ from acp_lsp.backends.base import BackendError
 from acp_lsp.server import AcpLanguageServer
 
 JsonObject = dict[str, Any]
-P = TypeVar("P", bound=p.Params)
+P = TypeVar("P", bound="p.Params")  # a string: the models load after start-up
 Handler = Callable[["AcpLanguageServer", P], Awaitable[JsonObject]]
 
 
@@ -31,6 +31,9 @@ def _errors(fn: Handler[P]) -> Handler[P]:
                 data=server.secrets.redact_json(exc.data),
             ) from None
 
+    # pygls evaluates the annotations to see that the first parameter takes the server;
+    # leaving the params model out keeps pydantic unloaded until the first acp/* request.
+    wrapper.__annotations__ = {"server": AcpLanguageServer}
     return wrapper
 
 

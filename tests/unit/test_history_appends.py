@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from acp_lsp.config import SecretStore
 from acp_lsp.history.recorder import Recorder
 from acp_lsp.history.store import MIGRATIONS, HistoryStore
+from acp_lsp.secret_store import SecretStore
 from acp_lsp.session import Session
 from acp_lsp.session.messages import Message
 
