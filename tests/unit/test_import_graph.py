@@ -5,6 +5,8 @@ or the demo editors; and no module grows past 400 lines."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "acp_lsp"
@@ -119,3 +121,19 @@ def test_every_module_is_short() -> None:
         if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}, f"modules past {MAX_LINES} lines: split them by what they hold"
+
+
+def test_building_the_server_leaves_the_heavy_imports_for_later() -> None:
+    """initialize is answered by a server built without pydantic, the settings or the hub:
+    they load right after the answer (docs/performance.md, Startup)."""
+    probe = (
+        "import sys\n"
+        "from acp_lsp.app import create_server\n"
+        "create_server()\n"
+        "heavy = ('pydantic', 'acp_lsp.config', 'acp_lsp.hub', 'acp_lsp.editor.port')\n"
+        "print(' '.join(name for name in heavy if name in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == ""
