@@ -20,6 +20,8 @@ say "installing Emacs 28 + eglot (Debian emacs-nox, elpa-eglot) for the plain-LS
 bash scripts/install-emacs.sh
 say "installing stylua and luacheck (Neovim plugin lint)"
 bash editors/neovim/scripts/install-lua-tools.sh
+say "fetching lazy.nvim from PyPI (the plugin's lazy.nvim install test)"
+bash editors/neovim/scripts/fetch-lazy-nvim.sh >/dev/null
 say "installing tmux, chromium and an emoji font (Neovim TUI screenshots, bench/nvim_bench.py)"
 bash editors/neovim/scripts/install-tui-tools.sh
 
