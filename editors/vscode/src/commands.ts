@@ -3,8 +3,10 @@
 import * as vscode from "vscode";
 import type { ChatController } from "./chat/controller";
 import type { ChatViewProvider } from "./chat/view";
+import type { Prompts } from "./prompts";
 import type { AcpServer } from "./server";
 import type * as protocol from "./protocol";
+import { confirmDelete, sessionCommands } from "./sessionCommands";
 import type { SessionStore } from "./sessions";
 
 export interface CommandDeps {
@@ -12,6 +14,7 @@ export interface CommandDeps {
   store: SessionStore;
   chat: ChatController;
   view: ChatViewProvider;
+  prompts: Prompts;
 }
 
 /** Configured agents and the ACP Registry's, with version, description and whether they are
@@ -104,7 +107,7 @@ async function pickStoredSession(store: SessionStore): Promise<protocol.SessionI
 }
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
-  const { server, store, chat, view } = deps;
+  const { server, store, chat, view, prompts } = deps;
   const register = (id: string, fn: (...args: unknown[]) => unknown): vscode.Disposable =>
     vscode.commands.registerCommand(id, async (...args: unknown[]) => {
       try {
@@ -118,6 +121,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     });
 
   return [
+    ...Object.entries(sessionCommands(store, view, prompts)).map(([id, fn]) => register(id, fn)),
     register("acpLsp.openChat", () => view.reveal()),
     register("acpLsp.newSession", async (agent?: unknown) => {
       const name = typeof agent === "string" ? agent : await pickAgent(store, "New session with…");
@@ -165,15 +169,8 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
         if (title) {
           await store.renameSession(picked.sessionId, title);
         }
-      } else if (action?.id === "delete") {
-        const sure = await vscode.window.showWarningMessage(
-          `Delete "${picked.title || picked.sessionId}"?`,
-          { modal: true },
-          "Delete",
-        );
-        if (sure === "Delete") {
-          await store.deleteSession(picked.sessionId, picked.agent);
-        }
+      } else if (action?.id === "delete" && (await confirmDelete(prompts, picked.title || picked.sessionId))) {
+        await store.deleteSession(picked.sessionId, picked.agent);
       }
     }),
     register("acpLsp.setMode", async () => {

@@ -9,7 +9,9 @@ import { DiffDocuments } from "./diffs";
 import { saveDocuments } from "./documents";
 import { askElicitation } from "./elicitation";
 import { PermissionBroker } from "./permissions";
+import { vscodePrompts, type Prompts } from "./prompts";
 import { AcpServer } from "./server";
+import { trackSessionContext } from "./sessionCommands";
 import { SessionStore } from "./sessions";
 import { StatusBar } from "./statusBar";
 import { readSettings } from "./vscodeSettings";
@@ -22,6 +24,8 @@ export interface AcpLspApi {
   chat: ChatController;
   view: ChatViewProvider;
   statusBar: StatusBar;
+  /** What the commands ask the user; the end-to-end suite answers through it. */
+  prompts: Prompts;
 }
 
 let server: AcpServer | undefined;
@@ -45,6 +49,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
   const chat: ChatController = new ChatController(store, permissions, diffs, output);
   const view: ChatViewProvider = new ChatViewProvider(context.extensionUri, chat);
   const statusBar = new StatusBar();
+  const prompts = vscodePrompts();
 
   context.subscriptions.push(
     output,
@@ -56,16 +61,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
     view,
     statusBar,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, view, { webviewOptions: { retainContextWhenHidden: true } }),
-    store.onDidChange(() => statusBar.update(store.activeSession)),
+    store.onDidChange(() => statusBar.update(store.activeSession, store.others())),
+    trackSessionContext(store),
     store.onDidProgress((report) => statusBar.onProgress(report)),
     server.onDidStop(() => store.forgetAll()),
     server.onDidStart(() => void chat.refreshAgents().catch(() => undefined)),
-    ...registerCommands({ server, store: store, chat, view }),
+    ...registerCommands({ server, store: store, chat, view, prompts }),
   );
 
   // Start in the background: activation must not wait for the server.
   void server.start().catch(() => undefined);
-  return { server, store: store, permissions, chat, view, statusBar };
+  return { server, store: store, permissions, chat, view, statusBar, prompts };
 }
 
 export async function deactivate(): Promise<void> {

@@ -11,6 +11,7 @@ import {
   type ChangeKey,
   type ChatSession,
 } from "./model/sessionModel";
+import { isOpen } from "./model/sessionList";
 import * as protocol from "./protocol";
 import type { AcpServer } from "./server";
 
@@ -22,7 +23,8 @@ export type SessionEvent =
   | { kind: "update"; sessionId: string; params: protocol.SessionUpdateParams; changed: Set<ChangeKey> }
   | { kind: "status"; sessionId: string; params: protocol.SessionStatusParams }
   | { kind: "terminal"; sessionId: string; params: protocol.TerminalOutputParams }
-  | { kind: "active"; sessionId: string | null };
+  | { kind: "active"; sessionId: string | null }
+  | { kind: "removed"; sessionId: string };
 
 export interface ProgressReport {
   sessionId: string;
@@ -65,6 +67,16 @@ export class SessionStore implements vscode.Disposable {
     return [...this.sessions.values()];
   }
 
+  /** The sessions still open here, most recently active first. */
+  openSessions(): ChatSession[] {
+    return this.all().filter(isOpen).reverse();
+  }
+
+  /** The open sessions besides the active one (the status bar counts the busy ones). */
+  others(): ChatSession[] {
+    return this.openSessions().filter((s) => s.sessionId !== this.active);
+  }
+
   isFollowing(sessionId: string | null): boolean {
     return sessionId === null ? this.defaultFollow() : (this.follow.get(sessionId) ?? this.defaultFollow());
   }
@@ -73,8 +85,27 @@ export class SessionStore implements vscode.Disposable {
     if (sessionId !== null && !this.sessions.has(sessionId)) {
       return;
     }
+    if (sessionId !== null) {
+      // Re-inserted last: the map's order is the order of use, which the switcher lists.
+      const session = this.sessions.get(sessionId) as ChatSession;
+      this.sessions.delete(sessionId);
+      this.sessions.set(sessionId, session);
+    }
     this.active = sessionId;
     this.emitter.fire({ kind: "active", sessionId });
+  }
+
+  /** Forget a closed or deleted session; the chat moves on to the last one used before it. */
+  private drop(sessionId: string): void {
+    if (!this.sessions.delete(sessionId)) {
+      return;
+    }
+    this.early.delete(sessionId);
+    this.follow.delete(sessionId);
+    this.emitter.fire({ kind: "removed", sessionId });
+    if (this.active === sessionId) {
+      this.setActive(this.openSessions()[0]?.sessionId ?? null);
+    }
   }
 
   /** The server was restarted: it knows none of our sessions any more. */
@@ -205,8 +236,15 @@ export class SessionStore implements vscode.Disposable {
     await (await this.client()).sendRequest(protocol.renameSession, { sessionId, title });
   }
 
+  /** Delete a session's stored history (and the agent's copy where it can); an open session
+   * is closed first, so an agent that cannot delete sessions does not keep it running. */
   async deleteSession(sessionId: string, agent?: string): Promise<void> {
-    await (await this.client()).sendRequest(protocol.deleteSession, { sessionId, agent });
+    const session = this.sessions.get(sessionId);
+    if (session && isOpen(session)) {
+      await this.closeSession(sessionId);
+    }
+    await (await this.client()).sendRequest(protocol.deleteSession, { sessionId, agent: agent ?? session?.agent });
+    this.drop(sessionId);
   }
 
   async exportSession(sessionId: string): Promise<string> {
@@ -267,10 +305,7 @@ export class SessionStore implements vscode.Disposable {
 
   async closeSession(sessionId: string): Promise<void> {
     await (await this.client()).sendRequest(protocol.closeSession, { sessionId });
-    this.sessions.delete(sessionId);
-    if (this.active === sessionId) {
-      this.setActive(null);
-    }
+    this.drop(sessionId);
   }
 
   async restartAgent(agent: string): Promise<void> {

@@ -1,0 +1,107 @@
+// ACP: Switch / Rename / Close / Delete Session: several sessions side by side. Each acts on the
+// active session unless given a session id (other extensions, keybindings with args); with no
+// active session it asks which open one.
+
+import * as vscode from "vscode";
+import type { ChatViewProvider } from "./chat/view";
+import { isOpen, sessionLabel, switchEntries } from "./model/sessionList";
+import type { ChatSession } from "./model/sessionModel";
+import type { Prompts } from "./prompts";
+import type { SessionStore } from "./sessions";
+
+type Handler = (...args: unknown[]) => unknown;
+
+/** The modal question before a session's history is deleted. */
+export function confirmDelete(prompts: Prompts, label: string): Promise<boolean> {
+  return prompts.confirm(
+    `Delete the session "${label}"?`,
+    "Its stored history is deleted (and the agent's copy, where the agent can). This cannot be undone.",
+    "Delete",
+  );
+}
+
+/** An open session picked by the user (the active one first), or undefined. */
+async function pickOpen(store: SessionStore, prompts: Prompts, title: string): Promise<ChatSession | undefined> {
+  const entries = switchEntries(store.openSessions(), store.activeId);
+  if (entries.length === 0) {
+    void vscode.window.showInformationMessage('ACP: no open session. Start one with "ACP: New Session".');
+    return undefined;
+  }
+  const picked = await prompts.pick(entries, { title, placeHolder: "Open sessions", matchOnDescription: true });
+  return picked ? store.get(picked.sessionId) : undefined;
+}
+
+/** The session a command acts on: the one named, else the active one, else one picked. */
+async function target(store: SessionStore, prompts: Prompts, arg: unknown, title: string): Promise<ChatSession | undefined> {
+  if (typeof arg === "string") {
+    const session = store.get(arg);
+    if (!session) {
+      throw new Error(`No open session ${arg}.`);
+    }
+    return session;
+  }
+  const active = store.activeSession;
+  return active && isOpen(active) ? active : pickOpen(store, prompts, title);
+}
+
+export function sessionCommands(store: SessionStore, view: ChatViewProvider, prompts: Prompts): Record<string, Handler> {
+  return {
+    "acpLsp.switchSession": async (sessionId?: unknown) => {
+      const session =
+        typeof sessionId === "string" ? store.get(sessionId) : await pickOpen(store, prompts, "Switch session");
+      if (!session) {
+        return undefined;
+      }
+      store.setActive(session.sessionId);
+      await view.reveal();
+      return session.sessionId;
+    },
+    "acpLsp.renameSession": async (sessionId?: unknown, title?: unknown) => {
+      const session = await target(store, prompts, sessionId, "Rename which session?");
+      if (!session) {
+        return;
+      }
+      const name =
+        typeof title === "string"
+          ? title
+          : await prompts.input({
+              title: "Rename session",
+              prompt: `New name for "${sessionLabel(session)}"`,
+              value: session.title ?? "",
+              validateInput: (value) => (value.trim() ? undefined : "The name cannot be empty."),
+            });
+      if (name?.trim()) {
+        await store.renameSession(session.sessionId, name.trim());
+      }
+    },
+    "acpLsp.closeSession": async (sessionId?: unknown) => {
+      const session = await target(store, prompts, sessionId, "Close which session?");
+      if (session) {
+        await store.closeSession(session.sessionId);
+        vscode.window.setStatusBarMessage(`ACP: closed "${sessionLabel(session)}"`, 3000);
+      }
+    },
+    "acpLsp.deleteSession": async (sessionId?: unknown) => {
+      const session = await target(store, prompts, sessionId, "Delete which session?");
+      if (session && (await confirmDelete(prompts, sessionLabel(session)))) {
+        await store.deleteSession(session.sessionId, session.agent);
+        vscode.window.setStatusBarMessage(`ACP: deleted "${sessionLabel(session)}"`, 3000);
+      }
+    },
+  };
+}
+
+/** `acpLsp.hasActiveSession` for the chat view's title bar: Rename, Close, Delete need one. */
+export function trackSessionContext(store: SessionStore): vscode.Disposable {
+  let last: boolean | undefined;
+  const update = (): void => {
+    const active = store.activeSession;
+    const has = active !== null && isOpen(active);
+    if (has !== last) {
+      last = has;
+      void vscode.commands.executeCommand("setContext", "acpLsp.hasActiveSession", has);
+    }
+  };
+  update();
+  return store.onDidChange(update);
+}
