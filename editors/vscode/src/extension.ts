@@ -61,7 +61,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
     view,
     statusBar,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, view, { webviewOptions: { retainContextWhenHidden: true } }),
-    store.onDidChange(() => statusBar.update(store.activeSession, store.others())),
+    store.onDidChange(() => {
+      statusBar.update(store.activeSession, store.others());
+      view.describe(store.activeSession);
+    }),
     trackSessionContext(store),
     store.onDidProgress((report) => statusBar.onProgress(report)),
     server.onDidStop(() => store.forgetAll()),

@@ -4,12 +4,15 @@
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import type { WebviewToHost } from "../model/messages";
+import { isOpen, sessionLabel } from "../model/sessionList";
+import type { ChatSession } from "../model/sessionModel";
 import type { ChatController } from "./controller";
 
 export const CHAT_VIEW_ID = "acpLsp.chat";
 
 export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
+  private label: string | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -21,11 +24,25 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     return this.view?.visible ?? false;
   }
 
+  /** What the view's title bar shows beside "Chat": the active session's name. */
+  get description(): string | undefined {
+    return this.label;
+  }
+
+  /** Name the chat's session in the view's title bar (several may be open side by side). */
+  describe(session: ChatSession | null): void {
+    this.label = session && isOpen(session) ? sessionLabel(session) : undefined;
+    if (this.view) {
+      this.view.description = this.label;
+    }
+  }
+
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
     const dist = vscode.Uri.joinPath(this.extensionUri, "dist");
     view.webview.options = { enableScripts: true, localResourceRoots: [dist] };
     view.webview.html = this.html(view.webview, dist);
+    view.description = this.label;
     this.disposables.push(
       view.webview.onDidReceiveMessage((message: WebviewToHost) => void this.controller.handle(message)),
       view.onDidDispose(() => {

@@ -8,6 +8,7 @@ import type { AcpLspApi } from "../../extension";
 import type { PendingPermission } from "../../model/messages";
 import { messageText } from "../../model/queries";
 import type { ChatSession } from "../../model/sessionModel";
+import type { Prompts } from "../../prompts";
 import type * as protocol from "../../protocol";
 import { assert, assertEqual } from "./harness";
 
@@ -105,4 +106,56 @@ export function agentText(session: ChatSession): string {
 
 export async function documentFor(abs: string): Promise<vscode.TextDocument> {
   return vscode.workspace.openTextDocument(vscode.Uri.file(abs));
+}
+
+export type Asked =
+  | { kind: "pick"; items: vscode.QuickPickItem[]; options: vscode.QuickPickOptions }
+  | { kind: "input"; options: vscode.InputBoxOptions }
+  | { kind: "confirm"; message: string; detail: string; action: string };
+
+/** Answer the commands' questions (quick pick, input box, modal) as the user would; `asked`
+ * records what was shown. Questions without an answer here go to the real UI. */
+export function answerPrompts(a: AcpLspApi, answers: Partial<Prompts>): { asked: Asked[]; dispose(): void } {
+  const asked: Asked[] = [];
+  const real = { ...a.prompts };
+  a.prompts.pick = async (items, options) => {
+    asked.push({ kind: "pick", items, options });
+    return (answers.pick ?? real.pick)(items, options);
+  };
+  a.prompts.input = async (options) => {
+    asked.push({ kind: "input", options });
+    return (answers.input ?? real.input)(options);
+  };
+  a.prompts.confirm = async (message, detail, action) => {
+    asked.push({ kind: "confirm", message, detail, action });
+    return (answers.confirm ?? real.confirm)(message, detail, action);
+  };
+  return { asked, dispose: () => Object.assign(a.prompts, real) };
+}
+
+/** The session an open-session pick offered under `label`. */
+export function pickByLabel(label: string) {
+  return async <T extends vscode.QuickPickItem>(items: T[]): Promise<T | undefined> => {
+    const item = items.find((i) => i.label === label);
+    assert(item, `the pick offers "${label}": ${JSON.stringify(items.map((i) => i.label))}`);
+    return item;
+  };
+}
+
+/** Run a command with its questions answered by `answers`; what it asked. */
+export async function runAnswering(a: AcpLspApi, answers: Partial<Prompts>, command: string, ...args: unknown[]): Promise<Asked[]> {
+  const prompts = answerPrompts(a, answers);
+  try {
+    await vscode.commands.executeCommand(command, ...args);
+  } finally {
+    prompts.dispose();
+  }
+  return prompts.asked;
+}
+
+/** The items ACP: Switch Session offers (the pick is then dismissed). */
+export async function switcherItems(a: AcpLspApi): Promise<vscode.QuickPickItem[]> {
+  const [asked] = await runAnswering(a, { pick: async () => undefined }, "acpLsp.switchSession");
+  assert(asked?.kind === "pick", "the switcher was shown");
+  return asked.items;
 }

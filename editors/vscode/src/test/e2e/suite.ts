@@ -6,6 +6,7 @@
 import * as fs from "node:fs";
 import * as vscode from "vscode";
 import { diffItems, messageText, reviewState } from "../../model/queries";
+import { sessionLabel } from "../../model/sessionList";
 import * as protocol from "../../protocol";
 import { assert, assertEqual, test, waitFor } from "./harness";
 import {
@@ -21,6 +22,9 @@ import {
   lastToolCallOfKind,
   agentText,
   documentFor,
+  pickByLabel,
+  runAnswering,
+  switcherItems,
 } from "./helpers";
 
 // -----------------------------------------------------------------------------------------------
@@ -360,6 +364,127 @@ test("sessions are listed and a live one loads into the chat", async () => {
   assert(/\/explain/.test(agentText(current(a, session.sessionId))), "its history is shown");
 });
 
+// -- several sessions side by side ---------------------------------------------------------------
+
+test("Rename Session renames the active session: its title, the chat's title bar and acp/listSessions", async () => {
+  const a = await api();
+  await closeAllEditors();
+  const session = await freshSession(a);
+  await a.chat.sendPrompt("/explain the greeting");
+  await waitFor(() => current(a, session.sessionId).title === "/explain the greeting", "the agent's title");
+  const [asked] = await runAnswering(a, { input: async () => "Alpha notes" }, "acpLsp.renameSession");
+  assert(asked?.kind === "input", `an input box was shown: ${JSON.stringify(asked)}`);
+  assertEqual(asked.options.value, "/explain the greeting", "the input box starts with the old title");
+  await waitFor(() => current(a, session.sessionId).title === "Alpha notes", "the session's new title");
+  assertEqual(a.view.description, "Alpha notes", "the chat view's title bar names the session");
+  const listed = (await a.store.listSessions()).sessions.find((s) => s.sessionId === session.sessionId);
+  assertEqual(listed?.title, "Alpha notes", "acp/listSessions has the new title");
+});
+
+test("Switch Session lists the open sessions with agent and state; the picked one becomes the chat's", async () => {
+  const a = await api();
+  const first = await freshSession(a);
+  await vscode.commands.executeCommand("acpLsp.renameSession", first.sessionId, "Switch me");
+  await waitFor(() => current(a, first.sessionId).title === "Switch me", "the first session renamed");
+  const second = await freshSession(a);
+  const [asked] = await runAnswering(a, { pick: pickByLabel("Switch me") }, "acpLsp.switchSession");
+  assert(asked?.kind === "pick", `a quick pick was shown: ${JSON.stringify(asked)}`);
+  const items = asked.items.map((i) => [i.label, i.description]);
+  assertEqual(items[0], [sessionLabel(current(a, second.sessionId)), "demo · idle · active"], "the active session leads");
+  assertEqual(items[1], ["Switch me", "demo · idle"], "then the one used before it");
+  assertEqual(a.store.activeId, first.sessionId, "the picked session is active");
+  assertEqual(a.view.description, "Switch me", "the chat's title bar names it");
+  assert(a.statusBar.text.includes("Switch me"), `the status bar names it: ${a.statusBar.text}`);
+
+  // The real quick pick: the next item is the session used before, Enter switches to it. The
+  // chat takes focus a moment after a switch, which would close a pick opened at once: retry.
+  let picked: unknown;
+  for (let attempt = 0; attempt < 3 && picked === undefined; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const switching = vscode.commands.executeCommand<string | undefined>("acpLsp.switchSession");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await vscode.commands.executeCommand("quickInput.next");
+    await vscode.commands.executeCommand("quickInput.accept");
+    picked = await Promise.race([switching, new Promise((resolve) => setTimeout(() => resolve("timeout"), 5000))]);
+    if (picked === "timeout") {
+      await vscode.commands.executeCommand("workbench.action.closeQuickOpen");
+    }
+  }
+  assertEqual(picked, second.sessionId, "the quick pick switched back");
+  assertEqual(a.store.activeId, second.sessionId, "the second session is active again");
+});
+
+test("a session running in the background shows in the status bar, also while it awaits permission", async () => {
+  const a = await api();
+  const target = writeFile("background/b.py", "x = 1\n");
+  await openEditor(target);
+  const background = await freshSession(a);
+  const answers = answerPermissions(a, () => "leave");
+  const turn = a.chat.sendPrompt("Edit this file slowly").catch((error: unknown) => error);
+  try {
+    await waitFor(() => current(a, background.sessionId).status === "running", "the turn to start");
+    const front = await freshSession(a);
+    const label = (): string => sessionLabel(current(a, background.sessionId));
+    await waitFor(() => a.statusBar.text.includes("1 more running"), `the status bar counts it (${a.statusBar.text})`);
+    assert(a.statusBar.text.includes(sessionLabel(current(a, front.sessionId))), `… and names the active one: ${a.statusBar.text}`);
+    await waitFor(() => a.statusBar.tooltip.includes(`• ${label()} (demo): `), `the tooltip lists it:\n${a.statusBar.tooltip}`);
+    await waitFor(
+      () => a.statusBar.text.includes("1 more running, 1 needs permission"),
+      `the status bar shows it awaits permission (${a.statusBar.text})`,
+      20_000,
+    );
+    assert(a.statusBar.tooltip.includes(`• ${label()} (demo): awaiting permission`), `the tooltip says so:\n${a.statusBar.tooltip}`);
+    assert(a.permissions.list(background.sessionId).length === 1, "its permission prompt is pending in the chat");
+    const item = (await switcherItems(a)).find((i) => i.label === label());
+    assertEqual(item?.description, "demo · awaiting permission", "the switcher shows its state");
+    a.permissions.cancelSession(background.sessionId);
+    await a.store.cancel(background.sessionId);
+    const result = await turn;
+    assertEqual((result as protocol.PromptResult | undefined)?.stopReason, "cancelled", "the background turn's end");
+    await waitFor(() => !a.statusBar.text.includes("more running"), `the count goes away (${a.statusBar.text})`);
+  } finally {
+    answers.dispose();
+  }
+}, 60_000);
+
+test("Close Session closes the active session: it leaves the open sessions, the chat moves to the previous one", async () => {
+  const a = await api();
+  const previous = await freshSession(a);
+  const closing = await freshSession(a);
+  await vscode.commands.executeCommand("acpLsp.closeSession");
+  assert(!a.store.openSessions().some((s) => s.sessionId === closing.sessionId), "no longer among the open sessions");
+  assertEqual(a.store.activeId, previous.sessionId, "the chat shows the session used before");
+  const listed = (await a.store.listSessions()).sessions.find((s) => s.sessionId === closing.sessionId);
+  assert(!listed?.live, `acp/listSessions no longer has it live: ${JSON.stringify(listed)}`);
+  const items = await switcherItems(a);
+  assert(!items.some((i) => i.label === sessionLabel(closing)), "the switcher does not offer it");
+});
+
+test("Delete Session asks first, then deletes the session and its stored history", async () => {
+  const a = await api();
+  await closeAllEditors();
+  const session = await freshSession(a);
+  await a.chat.sendPrompt("/explain the greeting");
+  await vscode.commands.executeCommand("acpLsp.renameSession", session.sessionId, "Doomed notes");
+  await waitFor(() => current(a, session.sessionId).title === "Doomed notes", "the session renamed");
+  const stored = async (): Promise<protocol.SessionInfo | undefined> =>
+    (await a.store.listSessions({ query: "Doomed notes" })).sessions.find((s) => s.sessionId === session.sessionId);
+  await waitFor(stored, "the session in the history");
+
+  const [asked] = await runAnswering(a, { confirm: async () => false }, "acpLsp.deleteSession");
+  assert(asked?.kind === "confirm", `a modal confirmation was shown: ${JSON.stringify(asked)}`);
+  assert(asked.message.includes("Doomed notes") && /history/.test(asked.detail), `it names the session and its history: ${JSON.stringify(asked)}`);
+  assertEqual(a.store.activeId, session.sessionId, "declined: the session stays");
+  assert(await stored(), "declined: the history stays");
+
+  await runAnswering(a, { confirm: async () => true }, "acpLsp.deleteSession");
+  assert(!a.store.openSessions().some((s) => s.sessionId === session.sessionId), "no longer among the open sessions");
+  assert(a.store.activeId !== session.sessionId, "the chat moved on");
+  assertEqual(await stored(), undefined, "a history search no longer finds it");
+  const listed = (await a.store.listSessions()).sessions.filter((s) => s.sessionId === session.sessionId);
+  assert(!listed.some((s) => s.stored || s.live), `acp/listSessions no longer has it stored or live: ${JSON.stringify(listed)}`);
+});
+
 test("after a server restart the old session is closed and the next prompt starts a new one", async () => {
   const a = await api();
   const old = await freshSession(a);
@@ -373,3 +498,4 @@ test("after a server restart the old session is closed and the next prompt start
   assert(a.store.activeId !== old.sessionId, "the prompt went to a new session");
   assert(a.statusBar.text.includes("idle"), `the status bar shows the new session: ${a.statusBar.text}`);
 });
+
