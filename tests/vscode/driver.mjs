@@ -270,8 +270,99 @@ async function ui() {
     "the loaded session's history",
   );
   check("a listed session loads into the chat", true);
+  await sessionManagement(page, chat);
   check("the chat webview logged no CSP violation or script error", webviewErrors.length === 0, webviewErrors.join("\n"));
   return checks.every((c) => c.ok) ? 0 : 1;
+}
+
+async function statusbarText(page) {
+  return (await page.locator(".statusbar").innerText()).replace(/\s+/g, " ");
+}
+
+// Several sessions side by side: switch from the chat view's title bar, a turn running in the
+// background counted in the status bar, rename and delete from the command palette.
+async function sessionManagement(page, chat) {
+  const switchButton = page.locator('.part.sidebar [aria-label^="Switch Session"]').first();
+  check("the chat view's title bar offers Switch Session", await switchButton.isVisible().catch(() => false));
+  const rows = page.locator(".quick-input-widget .quick-input-list .monaco-list-row");
+  // The rows of the switcher (the list may still hold the last command palette's rows).
+  const widget = page.locator(".quick-input-widget");
+  const switcher = async () => {
+    await poll(async () => !(await widget.isVisible()), "no quick input open");
+    await switchButton.click();
+    return poll(async () => {
+      if (!(await widget.isVisible())) {
+        return null;
+      }
+      const texts = (await rows.allInnerTexts()).map((r) => r.replace(/\s+/g, " "));
+      return texts.some((t) => t.includes("· active")) ? texts : null;
+    }, "the session switcher");
+  };
+  const offered = await switcher();
+  check(
+    "Switch Session lists the open sessions, the active one first, with agent and state",
+    offered.length === 2 && /Please review.*demo · idle · active/.test(offered[0]) && /demo · idle/.test(offered[1]),
+    offered.join(" | "),
+  );
+  await shot(page, "session-switcher.png");
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("Enter");
+  await poll(async () => (await chat.locator("#timeline .entry").count()) === 0, "the other, empty session in the chat");
+  check("picking a session in the switcher shows it in the chat", true);
+
+  // A slow turn here, then back to the first session: it runs on in the background.
+  await chat.locator("#input").fill("Take it slow in the background");
+  await chat.locator("#input").press("Enter");
+  await poll(async () => chat.locator("#cancel").isVisible(), "the turn to start");
+  await switcher();
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("Enter");
+  await poll(async () => (await chat.locator(".message.agent").allInnerTexts()).join("\n").includes("I added a review note"), "the first session back");
+  const running = await poll(async () => {
+    const text = await statusbarText(page);
+    return text.includes("1 more running") ? text : null;
+  }, "the background count").catch(async () => `missing: ${await statusbarText(page)}`);
+  check("the status bar counts the session running in the background", running.includes("· 1 more running"), running);
+  const waiting = await poll(async () => {
+    const text = await statusbarText(page);
+    return text.includes("1 needs permission") ? text : null;
+  }, "the background permission", 30_000).catch(async () => `missing: ${await statusbarText(page)}`);
+  check("the status bar shows that the background session needs permission", waiting.includes("1 more running, 1 needs permission"), waiting);
+  await shot(page, "session-background.png");
+  // Reject the background prompt (shown in the chat too): the turn ends, the count goes away.
+  await chat.locator('.permission button[data-option="reject"]').first().click();
+  const idle = await poll(async () => {
+    const text = await statusbarText(page);
+    return text.includes("more running") ? null : text;
+  }, "the background turn to end", 30_000).catch(async () => `still: ${await statusbarText(page)}`);
+  check("the background count goes away when the turn ends", !idle.includes("more running") && !idle.startsWith("still"), idle);
+
+  // Rename the active session through the palette's input box.
+  await runCommand(page, "ACP: Rename Session");
+  const input = page.locator(".quick-input-widget .quick-input-box input");
+  await input.waitFor({ state: "visible", timeout: 5_000 });
+  await input.fill("Renamed in the UI");
+  await page.keyboard.press("Enter");
+  const renamed = await poll(async () => {
+    const text = await statusbarText(page);
+    return text.includes("Renamed in the UI") ? text : null;
+  }, "the new name in the status bar").catch(async () => `missing: ${await statusbarText(page)}`);
+  check("Rename Session: the status bar names the session by its new name", renamed.includes("Renamed in the UI"), renamed);
+  check("Rename Session: the chat shows the new title", (await chat.locator("#title").innerText()) === "Renamed in the UI", await chat.locator("#title").innerText());
+
+  // Delete it: a modal asks first.
+  await runCommand(page, "ACP: Delete Session");
+  const dialog = page.locator(".monaco-dialog-box");
+  await dialog.waitFor({ state: "visible", timeout: 5_000 });
+  const question = (await dialog.innerText()).replace(/\s+/g, " ");
+  check("Delete Session asks in a modal dialog naming the session", question.includes('Delete the session "Renamed in the UI"?'), question);
+  await shot(page, "session-delete.png");
+  await dialog.getByRole("button", { name: "Delete", exact: true }).click();
+  const after = await poll(async () => {
+    const text = await statusbarText(page);
+    return text.includes("Renamed in the UI") ? null : text;
+  }, "the deleted session gone from the status bar").catch(async () => `still: ${await statusbarText(page)}`);
+  check("after Delete Session the chat moves to the remaining session", !after.startsWith("still") && (await chat.locator("#timeline .entry").count()) > 0, after);
 }
 
 let code;

@@ -14,9 +14,10 @@ const STATES: Record<string, string> = {
   stored: "stored",
 };
 
-/** The session's title, or its short id while the agent has not named it. */
+/** The session's title, or the end of its id while the agent has not named it (ids often
+ * share a prefix, e.g. `demo-`). */
 export function sessionLabel(session: ChatSession): string {
-  return session.title?.trim() || `Session ${session.sessionId.slice(0, 8)}`;
+  return session.title?.trim() || `Session …${session.sessionId.slice(-6)}`;
 }
 
 export function stateLabel(status: string): string {

@@ -20,8 +20,8 @@ function running(s: ChatSession, title: string): ChatSession {
 describe("session list", () => {
   test("a session is named by its title, else by its short id", () => {
     assert.equal(sessionLabel(session("abcdef123456", "idle", "Fix the parser")), "Fix the parser");
-    assert.equal(sessionLabel(session("abcdef123456", "idle")), "Session abcdef12");
-    assert.equal(sessionLabel(session("abcdef123456", "idle", "   ")), "Session abcdef12");
+    assert.equal(sessionLabel(session("abcdef123456", "idle")), "Session …123456");
+    assert.equal(sessionLabel(session("abcdef123456", "idle", "   ")), "Session …123456");
   });
 
   test("the switcher lists open sessions, the active first, with agent and state", () => {
