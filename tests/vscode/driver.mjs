@@ -328,6 +328,8 @@ async function sessionManagement(page, chat) {
     return text.includes("1 needs permission") ? text : null;
   }, "the background permission", 30_000).catch(async () => `missing: ${await statusbarText(page)}`);
   check("the status bar shows that the background session needs permission", waiting.includes("1 more running, 1 needs permission"), waiting);
+  const from = await chat.locator(".permission .perm-session").first().innerText().catch(() => "missing");
+  check("the background session's permission prompt in the chat says whose it is", from.includes("Take it slow in the background"), from);
   await shot(page, "session-background.png");
   // Reject the background prompt (shown in the chat too): the turn ends, the count goes away.
   await chat.locator('.permission button[data-option="reject"]').first().click();

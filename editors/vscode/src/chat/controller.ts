@@ -5,7 +5,8 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { ResponseError } from "vscode-languageclient/node";
-import type { HostToWebview, PromptContext, WebviewToHost } from "../model/messages";
+import type { HostToWebview, PendingPermission, PromptContext, WebviewToHost } from "../model/messages";
+import { sessionLabel } from "../model/sessionList";
 import { type ChatSession } from "../model/sessionModel";
 import { isBusy } from "../model/queries";
 import type { DiffDocuments } from "../diffs";
@@ -59,7 +60,7 @@ export class ChatController implements vscode.Disposable {
             break;
         }
       }),
-      permissions.onDidAdd((permission) => this.send({ type: "permission", permission })),
+      permissions.onDidAdd((permission) => this.send({ type: "permission", permission: this.labelled(permission) })),
       permissions.onDidResolve(({ permission }) => this.send({ type: "permissionDone", requestId: permission.requestId })),
       vscode.window.onDidChangeActiveTextEditor((editor) => {
         if (editor && editor.document.uri.scheme !== "output") {
@@ -89,6 +90,12 @@ export class ChatController implements vscode.Disposable {
   private sendSession(): void {
     const session = this.store.activeSession;
     this.send({ type: "session", session, follow: this.store.isFollowing(session?.sessionId ?? null) });
+  }
+
+  /** A prompt with its session's name: it shows in the chat whichever session is there. */
+  private labelled(permission: PendingPermission): PendingPermission {
+    const session = this.store.get(permission.sessionId);
+    return session ? { ...permission, sessionLabel: sessionLabel(session) } : permission;
   }
 
   private sendContext(): void {
@@ -161,6 +168,9 @@ export class ChatController implements vscode.Disposable {
       case "loadSession":
         await this.store.openSession(message);
         break;
+      case "switchSession":
+        this.store.setActive(message.sessionId);
+        break;
       case "setMode": {
         const session = this.requireSession();
         await this.store.setMode(session.sessionId, message.modeId);
@@ -207,7 +217,7 @@ export class ChatController implements vscode.Disposable {
       defaultAgent: this.defaultAgentName(),
       session,
       sessions: [],
-      permissions: this.permissions.list(),
+      permissions: this.permissions.list().map((p) => this.labelled(p)),
       context: this.context(),
       includeContext: this.includeContext,
       follow: this.store.isFollowing(session?.sessionId ?? null),

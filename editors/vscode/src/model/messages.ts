@@ -15,6 +15,8 @@ import type {
 export interface PendingPermission {
   requestId: string;
   sessionId: string;
+  /** The session's name, for a prompt shown while another session is in the chat. */
+  sessionLabel?: string;
   toolCall: ToolCallState;
   options: PermissionOption[];
 }
@@ -59,6 +61,7 @@ export type WebviewToHost =
   | { type: "newSession"; agent?: string }
   | { type: "listSessions" }
   | { type: "loadSession"; agent: string; sessionId: string; live: boolean }
+  | { type: "switchSession"; sessionId: string }
   | { type: "setMode"; modeId: string }
   | { type: "setConfigOption"; configId: string; value: string | boolean }
   | { type: "setFollow"; enabled: boolean }

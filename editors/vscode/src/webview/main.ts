@@ -150,7 +150,7 @@ function flush(): void {
   }
   if (keys.has("permissions")) {
     ui.permissions.innerHTML = [...permissions.values()]
-      .map((p) => renderPermission(p, session?.cwd ?? ""))
+      .map((p) => renderPermission(p, session?.cwd ?? "", session?.sessionId ?? null))
       .join("");
   }
   if (keys.has("context")) {
@@ -290,6 +290,9 @@ document.addEventListener("click", (event) => {
       break;
     case "complete":
       completion.complete(data.command ?? "");
+      break;
+    case "switchSession":
+      post({ type: "switchSession", sessionId: data.session ?? "" });
       break;
     case "loadSession":
       ui.sessions.hidden = true;

@@ -219,7 +219,8 @@ function optionClass(option: PermissionOption): string {
   return "danger";
 }
 
-export function renderPermission(permission: PendingPermission, cwd: string): string {
+/** A permission prompt; one of a session other than `activeId` says which and offers to show it. */
+export function renderPermission(permission: PendingPermission, cwd: string, activeId: string | null = null): string {
   const call = permission.toolCall;
   const command = commandOf(call);
   const diffs = diffItems(call);
@@ -244,8 +245,14 @@ export function renderPermission(permission: PendingPermission, cwd: string): st
   const reason = hasReject
     ? `<input class="reason" data-request="${request}" type="text" placeholder="Reason, if you reject (optional)">`
     : "";
+  const background =
+    activeId !== null && permission.sessionId !== activeId
+      ? `<div class="perm-session">${icon("layers")} <span>From the background session <strong>${escapeHtml(permission.sessionLabel ?? permission.sessionId)}</strong></span>` +
+        `<button class="link" data-action="switchSession" data-session="${attr(permission.sessionId)}">Show it</button></div>`
+      : "";
   return (
     `<div class="permission" data-request="${request}">` +
+    background +
     `<div class="perm-head">${icon("shield")} <span>Allow <strong>${escapeHtml(call.title || call.kind)}</strong>?</span>` +
     `<span class="spacer"></span>${icon(kindIcon(call.kind), call.kind)}</div>` +
     target +

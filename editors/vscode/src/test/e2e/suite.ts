@@ -437,6 +437,13 @@ test("a session running in the background shows in the status bar, also while it
     assert(a.permissions.list(background.sessionId).length === 1, "its permission prompt is pending in the chat");
     const item = (await switcherItems(a)).find((i) => i.label === label());
     assertEqual(item?.description, "demo · awaiting permission", "the switcher shows its state");
+    // "Show it" on the prompt in the chat brings its session into the chat.
+    await a.chat.handle({ type: "switchSession", sessionId: background.sessionId });
+    assertEqual(a.store.activeId, background.sessionId, "the prompt's session is in the chat");
+    assert(
+      a.statusBar.text.includes(": needs permission") && !a.statusBar.text.includes("more running"),
+      `the status bar now shows it as the active session: ${a.statusBar.text}`,
+    );
     a.permissions.cancelSession(background.sessionId);
     await a.store.cancel(background.sessionId);
     const result = await turn;

@@ -209,6 +209,14 @@ describe("permission prompt", () => {
     assert.ok(html.includes("Edit src/app.py"));
   });
 
+  test("a prompt of a background session names it and offers to show it", () => {
+    const mine = renderPermission(permission, "/work", "s");
+    assert.ok(!mine.includes("perm-session"));
+    const other = renderPermission({ ...permission, sessionLabel: "Fix <the> parser" }, "/work", "t");
+    assert.ok(other.includes("From the background session <strong>Fix &lt;the&gt; parser</strong>"));
+    assert.ok(other.includes('data-action="switchSession" data-session="s"'));
+  });
+
   test("a command is shown for execute calls; no reason field without a reject option", () => {
     const html = renderPermission(
       { ...permission, toolCall: call({ kind: "execute", title: "Run", rawInput: { command: "rm -rf build" } }), options: [permission.options[0]!] },
