@@ -351,6 +351,7 @@ async function sessionManagement(page, chat) {
   }, "the new name in the status bar").catch(async () => `missing: ${await statusbarText(page)}`);
   check("Rename Session: the status bar names the session by its new name", renamed.includes("Renamed in the UI"), renamed);
   check("Rename Session: the chat shows the new title", (await chat.locator("#title").innerText()) === "Renamed in the UI", await chat.locator("#title").innerText());
+  await shot(page, "session-renamed.png");
 
   // Delete it: a modal asks first.
   await runCommand(page, "ACP: Delete Session");

@@ -31,14 +31,18 @@ async function pickOpen(store: SessionStore, prompts: Prompts, title: string): P
   return picked ? store.get(picked.sessionId) : undefined;
 }
 
+function known(store: SessionStore, sessionId: string): ChatSession {
+  const session = store.get(sessionId);
+  if (!session) {
+    throw new Error(`No open session ${sessionId}.`);
+  }
+  return session;
+}
+
 /** The session a command acts on: the one named, else the active one, else one picked. */
 async function target(store: SessionStore, prompts: Prompts, arg: unknown, title: string): Promise<ChatSession | undefined> {
   if (typeof arg === "string") {
-    const session = store.get(arg);
-    if (!session) {
-      throw new Error(`No open session ${arg}.`);
-    }
-    return session;
+    return known(store, arg);
   }
   const active = store.activeSession;
   return active && isOpen(active) ? active : pickOpen(store, prompts, title);
@@ -48,7 +52,7 @@ export function sessionCommands(store: SessionStore, view: ChatViewProvider, pro
   return {
     "acpLsp.switchSession": async (sessionId?: unknown) => {
       const session =
-        typeof sessionId === "string" ? store.get(sessionId) : await pickOpen(store, prompts, "Switch session");
+        typeof sessionId === "string" ? known(store, sessionId) : await pickOpen(store, prompts, "Switch session");
       if (!session) {
         return undefined;
       }

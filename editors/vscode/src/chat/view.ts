@@ -92,10 +92,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   <span class="spacer"></span>
   <select id="mode" title="Mode" aria-label="Mode" hidden></select>
   <button id="follow" class="icon" title="Follow the agent: open the files it works on" aria-label="Follow along"><span class="codicon codicon-eye"></span></button>
+  <div id="title" hidden></div>
 </header>
 <div id="config"></div>
 <div id="sessions" hidden></div>
-<div id="title" hidden></div>
 <div id="plan"></div>
 <main id="timeline" aria-live="polite"></main>
 <div id="empty" class="muted">Ask the agent anything. Type <kbd>/</kbd> for its commands.</div>

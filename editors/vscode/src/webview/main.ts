@@ -146,6 +146,7 @@ function flush(): void {
   }
   if (keys.has("title")) {
     ui.title.textContent = session ? (session.title ?? "") : "";
+    ui.title.title = ui.title.textContent;
     ui.title.hidden = !session?.title;
   }
   if (keys.has("permissions")) {

@@ -38,6 +38,25 @@ test("the extension activates, starts the server and declares its capabilities",
   assert(agents.some((agent) => agent.default), `a default agent is listed: ${JSON.stringify(agents)}`);
 });
 
+test("every command the extension contributes is registered, and the chat view's title bar names real ones", async () => {
+  await api();
+  const ext = vscode.extensions.getExtension("acp-lsp.acp-lsp");
+  assert(ext, "the extension is installed");
+  const contributes = ext.packageJSON.contributes as {
+    commands: { command: string }[];
+    menus: Record<string, { command: string }[]>;
+  };
+  const registered = new Set(await vscode.commands.getCommands(true));
+  const contributed = contributes.commands.map((c) => c.command);
+  assertEqual(contributed.filter((c) => !registered.has(c)), [], "contributed commands nobody registered");
+  for (const id of ["acpLsp.switchSession", "acpLsp.renameSession", "acpLsp.closeSession", "acpLsp.deleteSession"]) {
+    assert(contributed.includes(id), `${id} is in the command palette`);
+  }
+  const titleBar = (contributes.menus["view/title"] ?? []).map((m) => m.command);
+  assertEqual(titleBar.filter((c) => !contributed.includes(c)), [], "title bar entries without a command");
+  assert(titleBar.includes("acpLsp.switchSession") && titleBar.includes("acpLsp.deleteSession"), `the chat's title bar: ${titleBar.join(", ")}`);
+});
+
 test("every acp/* request of protocol.ts is a method the server knows", async () => {
   const a = await api();
   const client = await a.server.ready();
