@@ -150,6 +150,8 @@ def register(server: AcpLanguageServer) -> None:
             # a stored session the agent cannot delete (or no longer has) is still deleted here
             if not stored or exc.code not in (p.NOT_SUPPORTED, p.AGENT_ERROR, p.UNKNOWN_AGENT):
                 raise
+            if params.session_id in server.hub.sessions:  # deleted: not left running
+                await server.hub.close_session(params.session_id)
         return {}
 
     @feature(p.ACP_SET_FOLLOW)

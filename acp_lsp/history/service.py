@@ -68,6 +68,8 @@ class History:
     ) -> JsonObject:
         offset = int(cursor) if cursor and cursor.isdigit() else 0
         found: dict[str, JsonObject] = {}
+        store = await self._store()
+        deleted = await store.run(store.deleted) if store is not None else set()
         if not query:
             # what the agent itself lists (ACP session/list, AAP GET /sessions) and live ones
             listed: list[JsonObject] = []
@@ -77,9 +79,10 @@ class History:
                 if agent is not None:
                     raise
             for entry in listed:
+                if entry["sessionId"] in deleted and not entry.get("live"):
+                    continue  # deleted here; its agent cannot delete it
                 if cwd is None or entry.get("cwd") in (None, cwd):
                     found[entry["sessionId"]] = {**entry, "stored": False}
-        store = await self._store()
         if store is not None:
             await self.recorder.flush()
             rows = await store.run(

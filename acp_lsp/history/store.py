@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 JsonObject = dict[str, Any]
 T = TypeVar("T")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MIGRATIONS: dict[int, str] = {
     1: """
     CREATE TABLE sessions (
@@ -67,6 +67,10 @@ MIGRATIONS: dict[int, str] = {
         search TEXT NOT NULL
     );
     CREATE INDEX message_appends_message ON message_appends(session_id, idx);
+    """,
+    # sessions the user deleted that their agent still lists (it cannot delete them)
+    3: """
+    CREATE TABLE deleted_sessions (id TEXT PRIMARY KEY, deleted_at TEXT NOT NULL) WITHOUT ROWID;
     """,
 }
 
@@ -162,6 +166,10 @@ class HistoryStore:
         db = self.db
         with db:  # one transaction per flush
             db.execute("BEGIN")
+            # a session recorded again (loaded from its agent anew) is no longer deleted
+            db.executemany(
+                "DELETE FROM deleted_sessions WHERE id=?", [(row.id,) for row in batch.sessions]
+            )
             for row in batch.sessions:
                 db.execute(
                     """INSERT INTO sessions (id, agent, agent_session_id, protocol, cwd, title,
@@ -231,7 +239,15 @@ class HistoryStore:
             db.execute("DELETE FROM message_appends WHERE session_id=?", (session_id,))
             db.execute("DELETE FROM tool_calls WHERE session_id=?", (session_id,))
             cur = db.execute("DELETE FROM sessions WHERE id=?", (session_id,))
+            if cur.rowcount > 0:
+                db.execute(
+                    "INSERT OR REPLACE INTO deleted_sessions VALUES (?, datetime('now'))",
+                    (session_id,),
+                )
         return cur.rowcount > 0
+
+    def deleted(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT id FROM deleted_sessions")}
 
     def prune(self, max_age_days: float | None, max_size_mb: float | None) -> int:
         """Retention: drop sessions older than the age limit, then the oldest until the file

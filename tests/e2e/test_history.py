@@ -143,9 +143,16 @@ async def test_a_session_survives_a_restart_with_tool_calls_and_review(
     assert "Write notes.txt** (edit, completed) — review: rejected" in text
     # the resumed session takes turns again
     assert (await editor.prompt(sid, "and again"))["stopReason"] == "end_turn"
-    await editor.acp(p.ACP_DELETE_SESSION, {"sessionId": sid})
     listed = (await editor.acp(p.ACP_LIST_SESSIONS, {}))["sessions"]
-    assert all(s["sessionId"] != sid or not s.get("stored") for s in listed)
+    assert sid in [s["sessionId"] for s in listed]
+    await editor.acp(p.ACP_DELETE_SESSION, {"sessionId": sid})
+    # the agent cannot delete sessions (no sessionCapabilities.delete) and still lists this one:
+    # deleted here, it is neither listed nor left running
+    assert sent_to_agent(tmp_path, "session/delete") == []
+    listed = (await editor.acp(p.ACP_LIST_SESSIONS, {}))["sessions"]
+    assert sid not in [s["sessionId"] for s in listed]
+    err = await error_of(editor.acp(p.ACP_GET_SESSION, {"sessionId": sid}))
+    assert err.code == p.UNKNOWN_SESSION
     await editor.shutdown_session()
     assert not editor.schema_errors, editor.schema_errors
 
