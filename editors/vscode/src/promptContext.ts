@@ -34,11 +34,16 @@ function fence(text: string): string {
   return ticks;
 }
 
-/** The prompt's content blocks: the text, then the context when asked for. */
-export function buildPrompt(text: string, ctx: EditorContext | undefined, include: boolean): ContentBlock[] {
+/** The prompt's content blocks: the text, the context when asked for, then the attachments. */
+export function buildPrompt(
+  text: string,
+  ctx: EditorContext | undefined,
+  include: boolean,
+  attachments: readonly ContentBlock[] = [],
+): ContentBlock[] {
   const blocks: ContentBlock[] = [{ type: "text", text }];
   if (!include || !ctx) {
-    return blocks;
+    return [...blocks, ...attachments];
   }
   if (ctx.selection && ctx.selection.text.trim() !== "") {
     const { startLine, endLine } = ctx.selection;
@@ -48,7 +53,10 @@ export function buildPrompt(text: string, ctx: EditorContext | undefined, includ
       text: `\n\nSelected in ${ctx.label} (lines ${startLine}-${endLine}):\n${f}${ctx.languageId}\n${ctx.selection.text}\n${f}`,
     });
   }
-  const name = ctx.label.split("/").pop() ?? ctx.label;
-  blocks.push({ type: "resource_link", uri: ctx.uri, name });
-  return blocks;
+  // The active file once, even when it is attached as well.
+  if (!attachments.some((b) => b.type === "resource_link" && b.uri === ctx.uri)) {
+    const name = ctx.label.split("/").pop() ?? ctx.label;
+    blocks.push({ type: "resource_link", uri: ctx.uri, name });
+  }
+  return [...blocks, ...attachments];
 }

@@ -11,10 +11,12 @@ import { type ChatSession } from "../model/sessionModel";
 import { isBusy } from "../model/queries";
 import type { DiffDocuments } from "../diffs";
 import type { PermissionBroker } from "../permissions";
+import { sendRefusal } from "../model/attachments";
 import { buildPrompt, describeContext, type EditorContext } from "../promptContext";
 import * as protocol from "../protocol";
 import type { SessionStore } from "../sessions";
 import { readSettings } from "../vscodeSettings";
+import { PromptAttachments, type PromptTarget } from "./attachments";
 
 export class ChatController implements vscode.Disposable {
   private post: ((message: HostToWebview) => void) | undefined;
@@ -26,6 +28,12 @@ export class ChatController implements vscode.Disposable {
   private readonly turnEmitter = new vscode.EventEmitter<{ sessionId: string; result?: protocol.PromptResult; error?: unknown }>();
   /** Fires when a turn started from the chat ends (for tests and the status bar). */
   readonly onDidFinishTurn = this.turnEmitter.event;
+  /** What the user attached to the next prompt (chips under the input). */
+  readonly attachments = new PromptAttachments(
+    (message) => this.send(message),
+    () => this.promptTarget(),
+    () => this.visibleEditor(),
+  );
 
   constructor(
     private readonly store: SessionStore,
@@ -75,6 +83,7 @@ export class ChatController implements vscode.Disposable {
         }
       }),
       this.turnEmitter,
+      this.attachments,
     );
   }
 
@@ -104,14 +113,22 @@ export class ChatController implements vscode.Disposable {
 
   // -- context ----------------------------------------------------------------------------------
 
-  private editorContext(): EditorContext | undefined {
-    // The last focused editor, while it is still on screen (focus may be in the chat now).
+  /** The last focused editor, while it is still on screen (focus may be in the chat now). */
+  private visibleEditor(): vscode.TextEditor | undefined {
     const editor = this.lastEditor;
     if (
       !editor ||
       editor.document.uri.scheme !== "file" ||
       !vscode.window.visibleTextEditors.some((e) => e.document === editor.document)
     ) {
+      return undefined;
+    }
+    return editor;
+  }
+
+  private editorContext(): EditorContext | undefined {
+    const editor = this.visibleEditor();
+    if (!editor) {
       return undefined;
     }
     const document = editor.document;
@@ -206,6 +223,8 @@ export class ChatController implements vscode.Disposable {
       case "includeContext":
         this.includeContext = message.enabled;
         break;
+      default:
+        await this.attachments.handle(message);
     }
   }
 
@@ -222,6 +241,7 @@ export class ChatController implements vscode.Disposable {
       includeContext: this.includeContext,
       follow: this.store.isFollowing(session?.sessionId ?? null),
     });
+    this.attachments.publish();
     await this.refreshAgents().catch((error) => this.output.warn(`acp/listAgents: ${String(error)}`));
   }
 
@@ -238,6 +258,16 @@ export class ChatController implements vscode.Disposable {
       this.agents.find((a) => a.default)?.name ??
       null
     );
+  }
+
+  /** The agent the next prompt goes to: the open session's, else the one a new session gets. */
+  private promptTarget(): PromptTarget {
+    const session = this.store.activeSession;
+    if (session && session.status !== "closed" && session.status !== "failed") {
+      return { agent: session.agent, caps: session.promptCapabilities };
+    }
+    const name = this.defaultAgentName();
+    return { agent: name ?? "the agent", caps: this.agents.find((a) => a.name === name)?.promptCapabilities };
   }
 
   private requireSession(): ChatSession {
@@ -263,7 +293,13 @@ export class ChatController implements vscode.Disposable {
     if (isBusy(session.status)) {
       throw new Error("The agent is still working on the last prompt: wait, or cancel it.");
     }
-    const blocks = buildPrompt(text, this.editorContext(), this.includeContext);
+    // Images the agent does not take stop the prompt, with the reason: never dropped.
+    const refusal = sendRefusal(session.agent, session.promptCapabilities, this.attachments.items());
+    if (refusal) {
+      throw new Error(refusal);
+    }
+    const attached = this.attachments.take();
+    const blocks = buildPrompt(text, this.editorContext(), this.includeContext, attached.items.map((a) => a.block));
     const sessionId = session.sessionId;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -273,11 +309,13 @@ export class ChatController implements vscode.Disposable {
       } catch (error) {
         const authRequired = error instanceof ResponseError && error.code === protocol.ErrorCodes.authRequired;
         if (!authRequired || attempt > 1) {
+          attached.restore();
           this.turnEmitter.fire({ sessionId, error });
           throw error;
         }
         // Signed in without a terminal step: send the same prompt again, once.
         if (!(await this.offerAuthentication(session.agent, error.data))) {
+          attached.restore();
           this.turnEmitter.fire({ sessionId, error });
           return undefined;
         }

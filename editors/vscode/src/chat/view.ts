@@ -98,19 +98,22 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 <div id="sessions" hidden></div>
 <div id="plan"></div>
 <main id="timeline" aria-live="polite"></main>
-<div id="empty" class="muted">Ask the agent anything. Type <kbd>/</kbd> for its commands.</div>
+<div id="empty" class="muted">Ask the agent anything. Type <kbd>/</kbd> for its commands, <kbd>@</kbd> to attach files, folders, diagnostics, a symbol or an image.</div>
 <div id="turn-review"></div>
 <footer>
   <div id="permissions"></div>
   <div id="error" class="error-text" hidden></div>
   <div class="meta"><span id="statusline"></span><span class="spacer"></span><span id="usage"></span></div>
   <div id="completions" role="listbox" hidden></div>
+  <div id="mentions" role="listbox" hidden></div>
   <div id="context" hidden></div>
   <div class="composer">
     <textarea id="input" rows="3" placeholder="Ask the agent… (Enter to send, Shift+Enter for a new line)" aria-label="Prompt"></textarea>
+    <button id="attach" class="icon" title="Add context: file, folder, diagnostics, symbol, image (or type @)" aria-label="Add context"><span class="codicon codicon-attach"></span></button>
     <button id="send" title="Send (Enter)">Send</button>
     <button id="cancel" class="danger" title="Stop the agent (Esc)" hidden>Stop</button>
   </div>
+  <div id="attachments" aria-label="Attached to the prompt" hidden></div>
 </footer>
 <script nonce="${nonce}" src="${src("webview.js")}"></script>
 </body>

@@ -1,5 +1,7 @@
 // Messages between the extension host and the chat webview. Pure types, shared by both sides.
 
+import type { AttachmentChip } from "./attachments";
+import type { MentionItem } from "./mentions";
 import type { ChatSession } from "./sessionModel";
 import type {
   AgentSummary,
@@ -52,7 +54,9 @@ export type HostToWebview =
   | { type: "context"; context: PromptContext }
   | { type: "follow"; enabled: boolean }
   | { type: "error"; message: string }
-  | { type: "focusInput"; text?: string };
+  | { type: "focusInput"; text?: string }
+  | { type: "attachments"; items: AttachmentChip[] }
+  | { type: "mentions"; query: string; items: MentionItem[] };
 
 export type WebviewToHost =
   | { type: "ready" }
@@ -70,4 +74,13 @@ export type WebviewToHost =
   | { type: "openDiff"; toolCallId: string; index: number }
   | { type: "openLocation"; path: string; line?: number | null }
   | { type: "selectAgent"; agent: string }
-  | { type: "includeContext"; enabled: boolean };
+  | { type: "includeContext"; enabled: boolean }
+  | AttachmentMessage;
+
+/** The webview's requests about attachments (handled by chat/attachments.ts). */
+export type AttachmentMessage =
+  | { type: "mentionQuery"; query: string }
+  | { type: "attach"; item: MentionItem }
+  | { type: "attachMenu" }
+  | { type: "pasteImage"; name: string; mimeType: string; data: string }
+  | { type: "removeAttachment"; id: string };

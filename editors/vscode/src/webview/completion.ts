@@ -28,3 +28,51 @@ export function moveSelection(selected: number, delta: number, count: number): n
   }
   return (((selected + delta) % count) + count) % count;
 }
+
+export type PopupKey = "down" | "up" | "choose" | "close";
+
+/** What a key does in an open completion popup (undefined: the key is not the popup's). */
+export function popupKey(event: { key: string; shiftKey: boolean }): PopupKey | undefined {
+  switch (event.key) {
+    case "ArrowDown":
+      return "down";
+    case "ArrowUp":
+      return "up";
+    case "Tab":
+      return "choose";
+    case "Enter":
+      return event.shiftKey ? undefined : "choose";
+    case "Escape":
+      return "close";
+    default:
+      return undefined;
+  }
+}
+
+/** An open-or-closed list under the input (slash commands, `@` mentions). */
+export interface Popup {
+  readonly open: boolean;
+  readonly count: number;
+  selected: number;
+  render(): void;
+  chooseSelected(): void;
+  close(): void;
+}
+
+/** Handle a key for `popup` while it is open; true when it was used. */
+export function popupOnKey(popup: Popup, event: { key: string; shiftKey: boolean; preventDefault(): void }): boolean {
+  const key = popup.open ? popupKey(event) : undefined;
+  if (key === undefined) {
+    return false;
+  }
+  if (key === "down" || key === "up") {
+    popup.selected = moveSelection(popup.selected, key === "down" ? 1 : -1, popup.count);
+    popup.render();
+  } else if (key === "choose") {
+    popup.chooseSelected();
+  } else {
+    popup.close();
+  }
+  event.preventDefault();
+  return true;
+}

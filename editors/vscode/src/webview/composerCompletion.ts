@@ -1,12 +1,12 @@
 // The slash-command popup under the chat input: filtering and keys (logic in ./completion).
 
 import type { AvailableCommand } from "../model/types";
-import { applyCompletion, moveSelection, slashCompletions } from "./completion";
+import { applyCompletion, popupOnKey, slashCompletions, type Popup } from "./completion";
 import { renderCommandList } from "./render";
 
-export class CommandCompletion {
+export class CommandCompletion implements Popup {
   private items: AvailableCommand[] = [];
-  private selected = 0;
+  selected = 0;
 
   constructor(
     private readonly input: HTMLTextAreaElement,
@@ -26,7 +26,7 @@ export class CommandCompletion {
     this.render();
   }
 
-  private render(): void {
+  render(): void {
     this.popup.hidden = this.items.length === 0;
     this.popup.innerHTML = renderCommandList(this.items, this.selected);
   }
@@ -45,22 +45,16 @@ export class CommandCompletion {
     this.input.focus();
   }
 
-  /** Handle a key while the popup is open; true when it was used. */
+  get count(): number {
+    return this.items.length;
+  }
+
+  chooseSelected(): void {
+    this.complete((this.items[this.selected] as AvailableCommand).name);
+  }
+
+  /** Handle a key while the list is open; true when it was used. */
   onKey(event: KeyboardEvent): boolean {
-    if (!this.open) {
-      return false;
-    }
-    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
-      this.selected = moveSelection(this.selected, event.key === "ArrowDown" ? 1 : -1, this.items.length);
-      this.render();
-    } else if (event.key === "Tab" || (event.key === "Enter" && !event.shiftKey)) {
-      this.complete((this.items[this.selected] as AvailableCommand).name);
-    } else if (event.key === "Escape") {
-      this.close();
-    } else {
-      return false;
-    }
-    event.preventDefault();
-    return true;
+    return popupOnKey(this, event);
   }
 }

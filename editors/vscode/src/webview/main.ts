@@ -6,6 +6,7 @@ import type { HostToWebview, PendingPermission, PromptContext, WebviewToHost } f
 import { applySessionUpdate, applyStatus, applyTerminalOutput, type ChatSession } from "../model/sessionModel";
 import { isBusy, unreviewedChanges } from "../model/queries";
 import type { AgentSummary, SessionInfo } from "../model/types";
+import { AttachmentsView } from "./attachmentsView";
 import { CommandCompletion } from "./composerCompletion";
 import {
   renderAgentOptions,
@@ -90,6 +91,7 @@ const renderCtx: RenderContext = {
 
 const timeline = new TimelineView(ui.timeline, (key) => (session ? renderEntry(session, key, renderCtx) : ""));
 const completion = new CommandCompletion(ui.input, ui.completions, () => session?.commands ?? []);
+const attachments = new AttachmentsView(ui.input, $("mentions"), $("attachments"), $("attach"), (m) => vscode.postMessage(m));
 
 // -- rendering ----------------------------------------------------------------------------------
 
@@ -212,7 +214,7 @@ function sendPrompt(): void {
 }
 
 ui.input.addEventListener("keydown", (event) => {
-  if (completion.onKey(event)) {
+  if (completion.onKey(event) || attachments.onKey(event)) {
     return;
   }
   if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
@@ -383,6 +385,12 @@ window.addEventListener("message", (event: MessageEvent<HostToWebview>) => {
     case "error":
       ui.error.hidden = false;
       ui.error.textContent = message.message;
+      break;
+    case "attachments":
+      attachments.showChips(message.items);
+      break;
+    case "mentions":
+      attachments.showMentions(message.query, message.items);
       break;
     case "focusInput":
       if (message.text !== undefined) {
