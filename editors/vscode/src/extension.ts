@@ -2,6 +2,7 @@
 // bar and the commands together. No logic of its own.
 
 import * as vscode from "vscode";
+import { registerAttachCommands } from "./chat/attachCommands";
 import { ChatController } from "./chat/controller";
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chat/view";
 import { registerCommands } from "./commands";
@@ -70,6 +71,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
     server.onDidStop(() => store.forgetAll()),
     server.onDidStart(() => void chat.refreshAgents().catch(() => undefined)),
     ...registerCommands({ server, store: store, chat, view, prompts }),
+    ...registerAttachCommands(chat, view, output),
   );
 
   // Start in the background: activation must not wait for the server.
