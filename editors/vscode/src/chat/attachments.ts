@@ -45,12 +45,20 @@ export class PromptAttachments implements vscode.Disposable {
   private readonly refusedEmitter = new vscode.EventEmitter<string>();
   /** Fires with the reason shown whenever an attachment is refused (for tests). */
   readonly onDidRefuse = this.refusedEmitter.event;
+  private readonly watcher = vscode.workspace.createFileSystemWatcher("**/*", false, true, false);
 
   constructor(
     private readonly post: (message: HostToWebview) => void,
     private readonly target: () => PromptTarget,
     private readonly editor: () => vscode.TextEditor | undefined,
-  ) {}
+  ) {
+    // A new or deleted file is offered (or not) by the next `@` at once.
+    const forget = (): void => {
+      this.files = undefined;
+    };
+    this.watcher.onDidCreate(forget);
+    this.watcher.onDidDelete(forget);
+  }
 
   items(): readonly Attachment[] {
     return this.list;
@@ -333,6 +341,7 @@ export class PromptAttachments implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.watcher.dispose();
     this.refusedEmitter.dispose();
   }
 }
