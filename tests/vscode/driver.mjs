@@ -208,6 +208,40 @@ async function ui() {
   check("Tab completes the command", (await chat.locator("#input").inputValue()) === "/explain ", await chat.locator("#input").inputValue());
   await chat.locator("#input").fill("");
 
+  // Context: `@` offers workspace files; the choice becomes a chip with a × that removes it.
+  await chat.locator("#input").type("Look at @src/ap");
+  await poll(async () => (await chat.locator("#mentions").isVisible()) && (await chat.locator("#mentions").innerText()).includes("src/app.py"), "the @ list");
+  check("typing @ offers workspace files", true, await chat.locator("#mentions").innerText());
+  await chat.locator("#input").press("Tab");
+  await poll(async () => (await chat.locator("#attachments .chip").count()) === 1, "the chip under the input");
+  const chipText = await chat.locator("#attachments").innerText();
+  check(
+    "the chosen file shows as a chip under the input",
+    chipText.includes("src/app.py") && (await chat.locator("#input").inputValue()) === "Look at @src/app.py ",
+    `${chipText} | ${await chat.locator("#input").inputValue()}`,
+  );
+  await shot(page, "chat-attachments.png");
+  await chat.locator("#attachments .chip-remove").first().click();
+  await poll(async () => (await chat.locator("#attachments .chip").count()) === 0, "the chip removed");
+  check("× removes the chip", await chat.locator("#attachments").isHidden());
+  // A pasted image, for the demo agent which does not take images: the chat says why.
+  await chat.locator("#input").evaluate((el, b64) => {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const data = new DataTransfer();
+    data.items.add(new File([bytes], "shot.png", { type: "image/png" }));
+    el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+  }, "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==");
+  const refusal = await poll(async () => {
+    const text = (await chat.locator("#error").isVisible()) ? await chat.locator("#error").innerText() : "";
+    return text.includes("image") ? text : null;
+  }, "the refusal", 10_000).catch(() => "no message shown");
+  check(
+    "a pasted image for an agent without image support is refused with the reason",
+    refusal.includes("does not accept images") && (await chat.locator("#attachments .chip").count()) === 0,
+    refusal,
+  );
+  await chat.locator("#input").fill("");
+
   // A full turn: stream, permission prompt, edit, terminal, usage.
   await chat.locator("#input").type("Please review this file");
   await chat.locator("#input").press("Enter");

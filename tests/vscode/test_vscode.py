@@ -305,7 +305,12 @@ def test_chat_view(ui: dict[str, Any], name: str) -> None:
 
 @pytest.mark.timeout(300)
 def test_screenshots_of_the_chat_view_are_saved(ui: dict[str, Any]) -> None:
-    for name in ("chat-slash-completion.png", "chat-permission.png", "chat-after-turn.png"):
+    for name in (
+        "chat-slash-completion.png",
+        "chat-attachments.png",
+        "chat-permission.png",
+        "chat-after-turn.png",
+    ):
         shot = ARTIFACTS / name
         assert shot.exists(), f"{shot} missing:\n{ui['output']}"
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -4,6 +4,8 @@
 // disk, the session's timeline, the status bar.
 
 import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import * as vscode from "vscode";
 import { diffItems, messageText, reviewState } from "../../model/queries";
 import { sessionLabel } from "../../model/sessionList";
@@ -232,6 +234,189 @@ test("the prompt carries the active file and the selection as context", async ()
     `the file is linked: ${JSON.stringify(blocks)}`,
   );
   assert(/You referenced `sel\.py`/.test(agentText(current(a, session.sessionId))), "the agent saw the file");
+});
+
+// A 1×1 PNG.
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+function userBlocks(a: Awaited<ReturnType<typeof api>>, sessionId: string): protocol.ContentBlock[] {
+  const users = current(a, sessionId).messages.filter((m) => m.role === "user");
+  const last = users[users.length - 1];
+  assert(last, "the prompt is in the timeline");
+  return last.content;
+}
+
+test("attached diagnostics, a folder (by @) and a symbol arrive at the agent", async () => {
+  const a = await api();
+  await closeAllEditors();
+  const target = writeFile("ctx/diag.py", "import os\n\ndef greet(name):\n    return undefined_name\n");
+  writeFile("ctx/pkg/mod.py", "x = 1\n");
+  const uri = vscode.Uri.file(target);
+  // What a language extension would report and provide.
+  const diagnostics = vscode.languages.createDiagnosticCollection("acp-test");
+  diagnostics.set(uri, [
+    new vscode.Diagnostic(new vscode.Range(0, 7, 0, 9), "'os' imported but unused", vscode.DiagnosticSeverity.Warning),
+    new vscode.Diagnostic(new vscode.Range(3, 11, 3, 25), "undefined name 'undefined_name'", vscode.DiagnosticSeverity.Error),
+  ]);
+  const symbols = vscode.languages.registerDocumentSymbolProvider({ pattern: "**/ctx/diag.py" }, {
+    provideDocumentSymbols: () => [
+      new vscode.DocumentSymbol("greet", "", vscode.SymbolKind.Function, new vscode.Range(2, 0, 3, 25), new vscode.Range(2, 4, 2, 9)),
+    ],
+  });
+  try {
+    await openEditor(target);
+    const session = await freshSession(a);
+    await a.chat.handle({ type: "attach", item: { kind: "diagnostics", label: "diagnostics" } });
+    const folder = await waitFor(
+      async () => (await a.chat.attachments.mentions("ctx/pk")).find((item) => item.kind === "folder"),
+      "typing @ctx/pk to offer a folder",
+    );
+    assertEqual(folder.label, "ctx/pkg/", "the folder offered");
+    await a.chat.handle({ type: "attach", item: folder });
+    await a.chat.attachments.addSymbol(async (items) => items.find((i) => i.label === "greet"));
+    assertEqual(
+      a.chat.attachments.items().map((x) => x.label),
+      ["diagnostics ctx/diag.py (2)", "ctx/pkg/", "symbol greet ctx/diag.py:3-4"],
+      "the chips under the input",
+    );
+    const result = await a.chat.sendPrompt("/explain");
+    assertEqual(result?.stopReason, "end_turn", "stop reason");
+    const blocks = userBlocks(a, session.sessionId);
+    assertEqual(
+      blocks.filter((b) => b.type === "resource").map((b) => b.resource),
+      [
+        {
+          uri: `${uri.toString()}#diagnostics`,
+          text: "ctx/diag.py:1:8: warning: 'os' imported but unused\nctx/diag.py:4:12: error: undefined name 'undefined_name'",
+          mimeType: "text/plain",
+        },
+        { uri: `${uri.toString()}#L3:4`, text: "def greet(name):\n    return undefined_name", mimeType: "text/x-python" },
+      ],
+      "the diagnostics and the symbol's text in the prompt",
+    );
+    assert(
+      blocks.some((b) => b.type === "resource_link" && b.mimeType === "inode/directory" && String(b.uri).endsWith("/ctx/pkg")),
+      `the folder is linked: ${JSON.stringify(blocks)}`,
+    );
+    const answer = agentText(current(a, session.sessionId));
+    assert(answer.includes("You attached `diag.py#diagnostics` (2 lines)."), `the agent got the diagnostics: ${answer}`);
+    assert(answer.includes("You attached `diag.py#L3:4` (2 lines)."), `the agent got the symbol: ${answer}`);
+    assert(answer.includes("You referenced `pkg`."), `the agent got the folder: ${answer}`);
+    assertEqual(a.chat.attachments.items().length, 0, "the chips are gone once the prompt is sent");
+  } finally {
+    diagnostics.dispose();
+    symbols.dispose();
+  }
+});
+
+test("an image for an agent without image support is refused with the reason shown", async () => {
+  const a = await api();
+  await closeAllEditors();
+  const session = await freshSession(a);
+  const file = writeFile("ctx/shot.png", "");
+  fs.writeFileSync(file, Buffer.from(PNG, "base64"));
+  const refused: string[] = [];
+  const sub = a.chat.attachments.onDidRefuse((reason) => refused.push(reason));
+  try {
+    await a.chat.handle({ type: "pasteImage", name: "image.png", mimeType: "image/png", data: PNG });
+    assertEqual(await a.chat.attachments.addImageFile(vscode.Uri.file(file)), false, "the image file not attached");
+  } finally {
+    sub.dispose();
+  }
+  assertEqual(
+    refused,
+    [
+      "cannot attach image.png: demo does not accept images (its promptCapabilities.image is not set)",
+      "cannot attach an image: demo does not accept images (its promptCapabilities.image is not set)",
+    ],
+    "the reasons shown",
+  );
+  assertEqual(a.chat.attachments.items().length, 0, "no chip");
+  await a.chat.sendPrompt("/explain");
+  assert(!userBlocks(a, session.sessionId).some((b) => b.type === "image"), "no image in the prompt");
+});
+
+test("an image for an agent that advertises promptCapabilities.image is sent as an ACP image block", async () => {
+  const a = await api();
+  await closeAllEditors();
+  const python = process.env.ACP_LSP_PYTHON;
+  assert(python, "ACP_LSP_PYTHON is set");
+  // The scripted test agent (tests/agents), advertising images and logging what it gets.
+  const repo = path.resolve(__dirname, "../../../..");
+  const log = path.join(os.tmpdir(), `acp-vision-${process.pid}-${Date.now()}.jsonl`);
+  const script = {
+    initialize: {
+      protocolVersion: 1,
+      agentInfo: { name: "vision", version: "1.0.0" },
+      authMethods: [],
+      agentCapabilities: { promptCapabilities: { image: true } },
+    },
+  };
+  const agents = vscode.workspace.getConfiguration("acpLsp");
+  await agents.update(
+    "agents",
+    {
+      vision: {
+        command: python,
+        args: [path.join(repo, "tests/agents/scripted_acp.py"), "-c", JSON.stringify(script)],
+        env: { SCRIPTED_ACP_LOG: log },
+        title: "Vision (test)",
+      },
+    },
+    vscode.ConfigurationTarget.Global,
+  );
+  try {
+    await waitFor(async () => (await a.store.listAgents()).some((agent) => agent.name === "vision"), "the vision agent listed");
+    await vscode.commands.executeCommand("acpLsp.openChat");
+    const session = await a.chat.newSession("vision");
+    assertEqual(current(a, session.sessionId).promptCapabilities?.image, true, "the session says it takes images");
+    const file = writeFile("ctx/vision.png", "");
+    fs.writeFileSync(file, Buffer.from(PNG, "base64"));
+    assertEqual(await a.chat.attachments.addImageFile(vscode.Uri.file(file)), true, "the image attached");
+    assertEqual(a.chat.attachments.items().map((x) => x.label), ["image vision.png"], "the chip");
+    const result = await a.chat.sendPrompt("What is in this picture?");
+    assertEqual(result?.stopReason, "end_turn", "stop reason");
+    const prompts = fs
+      .readFileSync(log, "utf8")
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map((line) => JSON.parse(line) as { method?: string; params?: { prompt?: protocol.ContentBlock[] } })
+      .filter((m) => m.method === "session/prompt");
+    const image = prompts[0]?.params?.prompt?.find((b) => b.type === "image");
+    assertEqual(
+      image,
+      { type: "image", mimeType: "image/png", data: PNG, uri: vscode.Uri.file(file).toString() },
+      `the image block the agent got: ${JSON.stringify(prompts)}`,
+    );
+  } finally {
+    await agents.update("agents", undefined, vscode.ConfigurationTarget.Global);
+  }
+});
+
+test("removing a chip removes it from the prompt", async () => {
+  const a = await api();
+  await closeAllEditors();
+  writeFile("chips/keep.py", "keep = 1\n");
+  writeFile("chips/drop.py", "drop = 1\n");
+  const session = await freshSession(a);
+  for (const name of ["chips/keep.py", "chips/drop.py"]) {
+    const item = await waitFor(
+      async () => (await a.chat.attachments.mentions("chips/")).find((i) => i.label === name),
+      `@chips/ to offer ${name}`,
+    );
+    await a.chat.handle({ type: "attach", item });
+  }
+  const drop = a.chat.attachments.items().find((x) => x.label === "chips/drop.py");
+  assert(drop, "the chip to remove");
+  await a.chat.handle({ type: "removeAttachment", id: drop.id });
+  assertEqual(a.chat.attachments.items().map((x) => x.label), ["chips/keep.py"], "the chips left");
+  await a.chat.sendPrompt("/explain");
+  const links = userBlocks(a, session.sessionId)
+    .filter((b) => b.type === "resource_link")
+    .map((b) => String(b.uri).split("/").pop());
+  assertEqual(links, ["keep.py"], "the links in the prompt");
+  const answer = agentText(current(a, session.sessionId));
+  assert(answer.includes("You referenced `keep.py`.") && !answer.includes("drop.py"), `what the agent got: ${answer}`);
 });
 
 test("follow-along opens the file the agent works on at the line, and can be switched off", async () => {
