@@ -22,17 +22,12 @@ import {
 import { matchMentions, workspaceEntries, type MentionItem } from "../model/mentions";
 import type { AttachmentMessage, HostToWebview } from "../model/messages";
 import type { PromptCapabilities } from "../model/types";
+import { documentSymbolChoices, pickWorkspaceSymbol, symbolRange, type SymbolChoice } from "./symbols";
 
 /** The agent the next prompt goes to, and what it accepts (undefined: not known yet). */
 export interface PromptTarget {
   agent: string;
   caps: PromptCapabilities | undefined;
-}
-
-export interface SymbolChoice {
-  label: string;
-  description?: string;
-  symbol: vscode.DocumentSymbol;
 }
 
 const FILE_CACHE_MS = 5_000;
@@ -214,52 +209,32 @@ export class PromptAttachments implements vscode.Disposable {
     this.add(attachment);
   }
 
-  /** A symbol of the active file, picked from its document symbols; its text is sent. */
+  /** A symbol of the active file (a workspace symbol when no file is open); its text is sent. */
   async addSymbol(choose: (items: SymbolChoice[]) => Thenable<SymbolChoice | undefined> = (items) =>
     vscode.window.showQuickPick(items, { title: "Attach a symbol", matchOnDescription: true })): Promise<void> {
-    const document = this.activeDocument("a symbol");
+    const document = this.editor()?.document;
     if (!document) {
+      await this.addWorkspaceSymbol();
       return;
     }
-    const found = await vscode.commands.executeCommand<(vscode.DocumentSymbol | vscode.SymbolInformation)[] | undefined>(
-      "vscode.executeDocumentSymbolProvider",
-      document.uri,
-    );
-    const items: SymbolChoice[] = [];
-    const visit = (symbols: vscode.DocumentSymbol[], container: string): void => {
-      for (const symbol of symbols) {
-        items.push({ label: symbol.name, description: [vscode.SymbolKind[symbol.kind], container].filter(Boolean).join(" in "), symbol });
-        visit(symbol.children ?? [], symbol.name);
-      }
-    };
-    visit(
-      (found ?? []).map((s) =>
-        "location" in s ? new vscode.DocumentSymbol(s.name, s.containerName, s.kind, s.location.range, s.location.range) : s,
-      ),
-      "",
-    );
-    const label = vscode.workspace.asRelativePath(document.uri, false);
+    const items = await documentSymbolChoices(document.uri);
     if (items.length === 0) {
+      const label = vscode.workspace.asRelativePath(document.uri, false);
       this.refuse(`no symbols in ${label} (a language extension provides them): nothing attached`);
       return;
     }
     const picked = await choose(items);
-    if (!picked) {
-      return;
+    if (picked) {
+      this.add(symbolAttachment(await symbolRange(document.uri, picked.symbol.name, picked.symbol.range)));
     }
-    const range = picked.symbol.range;
-    const full = new vscode.Range(range.start.line, 0, range.end.line, document.lineAt(range.end.line).text.length);
-    this.add(
-      symbolAttachment({
-        uri: document.uri.toString(),
-        label,
-        name: picked.symbol.name,
-        languageId: document.languageId,
-        startLine: range.start.line + 1,
-        endLine: range.end.line + 1,
-        text: document.getText(full),
-      }),
-    );
+  }
+
+  /** A symbol found by workspace/symbol, in any file. */
+  async addWorkspaceSymbol(choose: () => Thenable<vscode.SymbolInformation | undefined> = pickWorkspaceSymbol): Promise<void> {
+    const picked = await choose();
+    if (picked) {
+      this.add(symbolAttachment(await symbolRange(picked.location.uri, picked.name, picked.location.range)));
+    }
   }
 
   // -- images -------------------------------------------------------------------------------
@@ -316,6 +291,7 @@ export class PromptAttachments implements vscode.Disposable {
         { label: "$(file) File or Folder…", id: "path" },
         { label: "$(warning) Diagnostics of the Active File", id: "diagnostics" },
         { label: "$(symbol-class) Symbol of the Active File…", id: "symbol" },
+        { label: "$(symbol-namespace) Workspace Symbol…", id: "workspaceSymbol" },
         { label: "$(file-media) Image…", id: "image" },
       ],
       { title: "Add context to the prompt" },
@@ -333,6 +309,9 @@ export class PromptAttachments implements vscode.Disposable {
         break;
       case "symbol":
         await this.addSymbol();
+        break;
+      case "workspaceSymbol":
+        await this.addWorkspaceSymbol();
         break;
       case "image":
         await this.addImageFile();

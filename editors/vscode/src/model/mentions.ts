@@ -32,7 +32,7 @@ export function applyMention(text: string, start: number, caret: number, item: M
 
 export const ACTIONS: MentionItem[] = [
   { kind: "diagnostics", label: "diagnostics", detail: "problems of the active file" },
-  { kind: "symbol", label: "symbol", detail: "pick a symbol of the active file" },
+  { kind: "symbol", label: "symbol", detail: "pick a symbol of the active file (no file open: of the workspace)" },
   { kind: "image", label: "image", detail: "pick an image file" },
 ];
 

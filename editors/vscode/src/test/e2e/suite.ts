@@ -309,6 +309,50 @@ test("attached diagnostics, a folder (by @) and a symbol arrive at the agent", a
   }
 });
 
+test("a workspace symbol is attached with its whole body and reaches the agent", async () => {
+  const a = await api();
+  await closeAllEditors();
+  const target = writeFile("wsym/shapes.py", "class Circle:\n    r = 1\n\n    def area(self):\n        return 3.14 * self.r ** 2\n");
+  const uri = vscode.Uri.file(target);
+  // A language extension's workspace symbols carry the name's range; its document symbols the body.
+  const providers = [
+    vscode.languages.registerWorkspaceSymbolProvider({
+      provideWorkspaceSymbols: (query) =>
+        "area".includes(query)
+          ? [new vscode.SymbolInformation("area", vscode.SymbolKind.Method, "Circle", new vscode.Location(uri, new vscode.Range(3, 8, 3, 12)))]
+          : [],
+    }),
+    vscode.languages.registerDocumentSymbolProvider({ pattern: "**/wsym/shapes.py" }, {
+      provideDocumentSymbols: () => {
+        const circle = new vscode.DocumentSymbol("Circle", "", vscode.SymbolKind.Class, new vscode.Range(0, 0, 4, 20), new vscode.Range(0, 6, 0, 12));
+        circle.children = [
+          new vscode.DocumentSymbol("area", "", vscode.SymbolKind.Method, new vscode.Range(3, 4, 4, 20), new vscode.Range(3, 8, 3, 12)),
+        ];
+        return [circle];
+      },
+    }),
+  ];
+  try {
+    const session = await freshSession(a);
+    await a.chat.attachments.addWorkspaceSymbol(async () => {
+      const found = await vscode.commands.executeCommand<vscode.SymbolInformation[]>("vscode.executeWorkspaceSymbolProvider", "area");
+      return found.find((s) => s.name === "area");
+    });
+    assertEqual(a.chat.attachments.items().map((x) => x.label), ["symbol area wsym/shapes.py:4-5"], "the chip");
+    await a.chat.sendPrompt("/explain");
+    const resource = userBlocks(a, session.sessionId).find((b) => b.type === "resource")?.resource;
+    assertEqual(
+      resource,
+      { uri: `${uri.toString()}#L4:5`, text: "    def area(self):\n        return 3.14 * self.r ** 2", mimeType: "text/x-python" },
+      "the method's text in the prompt",
+    );
+    const answer = agentText(current(a, session.sessionId));
+    assert(answer.includes("You attached `shapes.py#L4:5` (2 lines)."), `the agent got the symbol: ${answer}`);
+  } finally {
+    providers.forEach((p) => p.dispose());
+  }
+});
+
 test("an image for an agent without image support is refused with the reason shown", async () => {
   const a = await api();
   await closeAllEditors();
