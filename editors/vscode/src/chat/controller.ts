@@ -296,6 +296,7 @@ export class ChatController implements vscode.Disposable {
     // Images the agent does not take stop the prompt, with the reason: never dropped.
     const refusal = sendRefusal(session.agent, session.promptCapabilities, this.attachments.items());
     if (refusal) {
+      this.focusInput(text); // the webview cleared its input: give the text back
       throw new Error(refusal);
     }
     const attached = this.attachments.take();

@@ -432,6 +432,17 @@ test("an image for an agent that advertises promptCapabilities.image is sent as 
       { type: "image", mimeType: "image/png", data: PNG, uri: vscode.Uri.file(file).toString() },
       `the image block the agent got: ${JSON.stringify(prompts)}`,
     );
+    // Attached for the vision session, then the chat moved to the demo agent: not sent, kept.
+    assertEqual(await a.chat.attachments.addImageFile(vscode.Uri.file(file)), true, "the image attached again");
+    await freshSession(a);
+    const error = await a.chat.sendPrompt("And this one?").then(
+      () => undefined,
+      (e: unknown) => (e instanceof Error ? e.message : String(e)),
+    );
+    assert(error?.includes("demo does not accept images"), `the prompt refused, saying why: ${error}`);
+    assertEqual(a.chat.attachments.items().map((x) => x.label), ["image vision.png"], "the image chip is kept");
+    const chip = a.chat.attachments.items()[0];
+    await a.chat.handle({ type: "removeAttachment", id: chip?.id ?? "" });
   } finally {
     await agents.update("agents", undefined, vscode.ConfigurationTarget.Global);
   }
