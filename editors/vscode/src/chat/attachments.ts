@@ -34,6 +34,19 @@ const FILE_CACHE_MS = 5_000;
 const MAX_FILES = 5_000;
 const SEVERITY: DiagnosticItem["severity"][] = ["error", "warning", "info", "hint"];
 
+/**
+ * files.exclude and search.exclude as one glob: findFiles applies only files.exclude by
+ * itself, and node_modules would then fill the list. Patterns with braces cannot nest in it.
+ */
+function excludeGlob(): string | undefined {
+  const patterns = ["files.exclude", "search.exclude"].flatMap((section) =>
+    Object.entries(vscode.workspace.getConfiguration().get<Record<string, unknown>>(section) ?? {})
+      .filter(([pattern, on]) => on === true && !/[{}]/.test(pattern))
+      .map(([pattern]) => pattern),
+  );
+  return patterns.length > 0 ? `{${[...new Set(patterns)].join(",")}}` : undefined;
+}
+
 export class PromptAttachments implements vscode.Disposable {
   private list: Attachment[] = [];
   private files: { at: number; entries: MentionItem[]; uris: Map<string, vscode.Uri> } | undefined;
@@ -118,7 +131,7 @@ export class PromptAttachments implements vscode.Disposable {
 
   private async workspaceFiles(): Promise<NonNullable<PromptAttachments["files"]>> {
     if (!this.files || Date.now() - this.files.at > FILE_CACHE_MS) {
-      const found = await vscode.workspace.findFiles("**/*", undefined, MAX_FILES);
+      const found = await vscode.workspace.findFiles("**/*", excludeGlob(), MAX_FILES);
       const uris = new Map<string, vscode.Uri>();
       const labels = found.map((uri) => {
         const label = vscode.workspace.asRelativePath(uri, (vscode.workspace.workspaceFolders?.length ?? 0) > 1);

@@ -453,6 +453,7 @@ test("removing a chip removes it from the prompt", async () => {
   await closeAllEditors();
   writeFile("chips/keep.py", "keep = 1\n");
   writeFile("chips/drop.py", "drop = 1\n");
+  writeFile("node_modules/dep/keep.py", "dep = 1\n");
   const session = await freshSession(a);
   for (const name of ["chips/keep.py", "chips/drop.py"]) {
     const item = await waitFor(
@@ -461,6 +462,8 @@ test("removing a chip removes it from the prompt", async () => {
     );
     await a.chat.handle({ type: "attach", item });
   }
+  const offered = (await a.chat.attachments.mentions("keep")).map((i) => i.label);
+  assert(!offered.some((l) => l.includes("node_modules")), `@ leaves out what search.exclude hides: ${JSON.stringify(offered)}`);
   const drop = a.chat.attachments.items().find((x) => x.label === "chips/drop.py");
   assert(drop, "the chip to remove");
   await a.chat.handle({ type: "removeAttachment", id: drop.id });
