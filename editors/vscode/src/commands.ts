@@ -106,6 +106,27 @@ async function pickStoredSession(store: SessionStore): Promise<protocol.SessionI
   });
 }
 
+function isDoctorOptions(value: unknown): value is { agents: string[] } {
+  const agents = (value as { agents?: unknown } | undefined)?.agents;
+  return Array.isArray(agents) && agents.every((a) => typeof a === "string");
+}
+
+/** Which agents doctor starts: each costs an agent start (a first `npx` run downloads), so the
+ * user picks one or all. [] means all configured; undefined, dismissed. */
+async function pickDoctorAgents(store: SessionStore, prompts: Prompts): Promise<string[] | undefined> {
+  const agents = (await store.listAgents(false).catch(() => [])).filter((a) => a.source !== "registry");
+  type Item = vscode.QuickPickItem & { agents: string[] };
+  const items: Item[] = [
+    { label: "All configured agents", description: "starts each of them", agents: [] },
+    ...agents.map((a) => ({
+      label: a.title || a.name,
+      description: [a.name, a.default ? "default" : ""].filter(Boolean).join(" · "),
+      agents: [a.name],
+    })),
+  ];
+  return (await prompts.pick(items, { title: "ACP: Run Doctor on…" }))?.agents;
+}
+
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
   const { server, store, chat, view, prompts } = deps;
   const register = (id: string, fn: (...args: unknown[]) => unknown): vscode.Disposable =>
@@ -240,10 +261,14 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       await server.restart();
     }),
     register("acpLsp.showOutput", () => server.output.show()),
-    register("acpLsp.doctor", async () => {
+    register("acpLsp.doctor", async (options?: unknown) => {
+      const agents = isDoctorOptions(options) ? options.agents : await pickDoctorAgents(store, prompts);
+      if (agents === undefined) {
+        return undefined;
+      }
       const result = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: "ACP: acp-lsp doctor…" },
-        () => server.doctor(),
+        () => server.doctor(agents),
       );
       server.output.show(true);
       const summary = /(\d+) problem\(s\), (\d+) warning\(s\)/.exec(result.output);
@@ -253,6 +278,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       } else {
         void vscode.window.showErrorMessage(`ACP doctor: ${text} (table in the output)`);
       }
+      return { ...result, summary: text };
     }),
   ];
 }

@@ -101,11 +101,17 @@ export class AcpServer implements vscode.Disposable {
     return this.starting;
   }
 
-  /** `acp-lsp doctor` with this extension's server command, its table in the output channel. */
-  async doctor(): Promise<{ code: number | null; output: string }> {
+  /** `acp-lsp doctor` with this extension's server command, its table in the output channel;
+   * `agents` limits the agents it starts ([]: every configured one). */
+  async doctor(agents: string[] = []): Promise<{ code: number | null; output: string }> {
     const cmd = resolveServerCommand(readSettings(), expandContext());
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-    const args = [...cmd.args, "doctor", ...(cwd ? ["--workspace", cwd] : [])];
+    const args = [
+      ...cmd.args,
+      "doctor",
+      ...(cwd ? ["--workspace", cwd] : []),
+      ...agents.flatMap((a) => ["--agent", a]),
+    ];
     this.output.info(`running: ${cmd.command} ${args.join(" ")}`);
     return new Promise((resolve) => {
       execFile(

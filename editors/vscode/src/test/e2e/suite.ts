@@ -19,6 +19,7 @@ import {
   closeAllEditors,
   answerPermissions,
   allow,
+  answerPrompts,
   freshSession,
   current,
   lastToolCallOfKind,
@@ -768,3 +769,21 @@ test("after a server restart the old session is closed and the next prompt start
   assert(a.statusBar.text.includes("idle"), `the status bar shows the new session: ${a.statusBar.text}`);
 });
 
+test("Run Doctor asks which agent to start, runs acp-lsp doctor on it and reports the table", async () => {
+  const a = await api();
+  const prompts = answerPrompts(a, { pick: pickByLabel("Demo (built-in, offline)") });
+  let result: { code: number | null; output: string; summary: string } | undefined;
+  try {
+    result = await vscode.commands.executeCommand("acpLsp.doctor");
+  } finally {
+    prompts.dispose();
+  }
+  const [asked] = prompts.asked;
+  assert(asked?.kind === "pick", "an agent pick was shown");
+  assertEqual(asked.items[0]?.label, "All configured agents", "all agents is offered first");
+  assert(result, "the command ran doctor");
+  assertEqual(result.code, 0, `doctor's exit code; output:\n${result.output}`);
+  assert(/agent demo +ok +Demo \(built-in, offline\)[^\n]*session started/.test(result.output), result.output);
+  assert(!/agent claude/.test(result.output), "only the picked agent was started");
+  assertEqual(result.summary, "0 problem(s), 0 warning(s)", "the notification's summary");
+});
