@@ -201,6 +201,24 @@ def agent_environment(
     return env
 
 
+def _by_alias(model: type[BaseModel], data: Mapping[str, Any]) -> JsonObject:
+    """``data`` with each field named by its alias: one source may say ``default_agent`` and
+    another ``defaultAgent``; merged under two keys they would be one field given twice."""
+    aliases = {name: f.alias or name for name, f in model.model_fields.items()}
+    return {aliases.get(key, key): value for key, value in data.items()}
+
+
+def _canonical(src: Mapping[str, Any]) -> JsonObject:
+    out = _by_alias(Settings, src)
+    agents = out.get("agents")
+    if isinstance(agents, Mapping):
+        out["agents"] = {
+            name: _by_alias(AgentConfig, cfg) if isinstance(cfg, Mapping) else cfg
+            for name, cfg in agents.items()
+        }
+    return out
+
+
 def _merge(base: JsonObject, over: Mapping[str, Any]) -> JsonObject:
     """Merge settings dicts: ``agents`` merge per agent and per field; other keys replace."""
     out = dict(base)
@@ -256,14 +274,14 @@ def load_settings(
     """
     environ = os.environ if environ is None else environ
     problems: list[str] = []
-    merged: JsonObject = {"agents": presets()}
+    merged: JsonObject = _canonical({"agents": presets()})
     for src in sources:
         if src is None:
             continue
         if not isinstance(src, Mapping):
             problems.append(f"settings must be an object, got {type(src).__name__}")
             continue
-        merged = _merge(merged, src)
+        merged = _merge(merged, _canonical(src))
 
     raw_agents = merged.pop("agents", {})
     agents: dict[str, AgentConfig] = {}
