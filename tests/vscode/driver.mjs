@@ -14,31 +14,15 @@
 //   ACP_LSP_ARTIFACTS      where screenshots go (ui mode)
 //   CHROMIUM               the browser (default /usr/bin/chromium)
 
-import { createRequire } from "node:module";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-
-const require = createRequire(join(process.env.ACP_LSP_VSCODE_TOOLS, "package.json"));
-const { chromium } = require("playwright-core");
+import { chatFrame, editorText, launchBrowser, poll, quickPick as pick, runCommand as run } from "./workbench.mjs";
 
 const base = process.env.CODE_SERVER_URL;
 const workspace = process.env.ACP_LSP_WORKSPACE;
 const mode = process.argv[2];
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-    "--disable-dev-shm-usage",
-  ],
-});
+const browser = await launchBrowser();
 
 function log(message) {
   process.stderr.write(`[driver ${mode}] ${message}\n`);
@@ -83,66 +67,12 @@ function check(name, ok, detail = "") {
   process.stdout.write(`${JSON.stringify({ name, ok: Boolean(ok), detail: String(detail).slice(0, 2000) })}\n`);
 }
 
-async function poll(fn, what, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    try {
-      const value = await fn();
-      if (value) {
-        return value;
-      }
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+function quickPick(page, key, text, row) {
+  return pick(page, key, text, row, log);
 }
 
-async function chatFrame(page) {
-  return poll(async () => {
-    for (const frame of page.frames()) {
-      if (await frame.$("#input").catch(() => null)) {
-        return frame;
-      }
-    }
-    return null;
-  }, "the chat webview");
-}
-
-// Type into the quick input (Ctrl+P, or F1 for commands) and accept the row matching `row`.
-// Retried: right after start-up the workbench may drop the first keys or not list files yet.
-async function quickPick(page, key, text, row) {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await page.keyboard.press("Escape");
-      await page.keyboard.press(key);
-      const input = page.locator(".quick-input-widget .quick-input-box input");
-      await input.waitFor({ state: "visible", timeout: 5_000 });
-      await input.fill(key === "F1" ? `>${text}` : text);
-      await page.locator(`.quick-input-list .monaco-list-row${row}`).first().waitFor({ state: "visible", timeout: 5_000 });
-      await page.keyboard.press("Enter");
-      return;
-    } catch (error) {
-      if (attempt >= 4) {
-        throw error;
-      }
-      log(`quick input "${text}" not ready (attempt ${attempt}), retrying`);
-    }
-  }
-}
-
-async function runCommand(page, title) {
-  await quickPick(page, "F1", title, `[aria-label*="${title}"]`);
-}
-
-async function editorText(page) {
-  // Monaco renders spaces as no-break spaces.
-  const text = await page.locator(".editor-instance .monaco-editor .view-lines").first().innerText();
-  return text.replace(/\u00a0/g, " ");
+function runCommand(page, title) {
+  return run(page, title, log);
 }
 
 let uiPage;

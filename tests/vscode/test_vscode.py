@@ -20,29 +20,25 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.vscode import tools
 from tests.vscode.tools import (
     CHROMIUM,
-    CODE_SERVER,
     EXTENSION,
     REPO,
     TOOLS,
+    CodeServer,
     build_extension,
     code_server_missing,
-    node_env,
+    kill_group,
     package_vsix,
+    start_code_server,
 )
 
 DRIVER = Path(__file__).with_name("driver.mjs")
@@ -50,19 +46,7 @@ SUITE = EXTENSION / "src" / "test" / "e2e" / "suite.ts"
 ARTIFACTS = Path(os.environ.get("ACP_LSP_ARTIFACTS", REPO / "artifacts")) / "vscode"
 EXTENSION_ID = "acp-lsp.acp-lsp"
 
-SETTINGS = {
-    "chat.disableAIFeatures": True,
-    "workbench.startupEditor": "none",
-    "workbench.secondarySideBar.defaultVisibility": "hidden",
-    "telemetry.telemetryLevel": "off",
-    "extensions.autoCheckUpdates": False,
-    "extensions.autoUpdate": False,
-    "update.mode": "none",
-    "git.enabled": False,
-    "workbench.tips.enabled": False,
-    "files.hotExit": "off",
-    "acpLsp.trace.server": os.environ.get("ACP_LSP_TRACE", "off"),
-}
+SETTINGS = {**tools.SETTINGS, "acpLsp.trace.server": os.environ.get("ACP_LSP_TRACE", "off")}
 
 SAMPLE_APP = '''"""A tiny greeting application."""
 
@@ -84,46 +68,6 @@ HARNESS_TESTS = _names(SUITE, r'^test\(\s*"([^"]+)"')
 UI_CHECKS = [n for n in _names(DRIVER, r'check\(\s*"([^"]+)"') if n != "ui flow"]
 
 
-@dataclass
-class CodeServer:
-    url: str
-    root: Path
-    proc: subprocess.Popen[bytes]
-    log: Path
-    env: dict[str, str]
-
-    def log_tail(self, lines: int = 60) -> str:
-        try:
-            text = self.log.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        return "\n".join(text.splitlines()[-lines:])
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Stop code-server with everything it started (extension hosts, language servers)."""
-    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
-            continue
-        # The leader is gone; give the rest of the group the same signal once more.
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-
-
 @pytest.fixture(scope="module")
 def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodeServer]:
     reason = code_server_missing()
@@ -132,85 +76,19 @@ def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodeServer
     root = tmp_path_factory.mktemp("vscode")
     vsix = package_vsix(root)
     build_extension(tests=True)  # after packaging: the harness loads the unpacked folder
-
-    for sub in ("xdg/data", "xdg/config", "xdg/cache", "xdg/state", "user/User", "ext"):
-        (root / sub).mkdir(parents=True)
-    (root / "user" / "User" / "settings.json").write_text(json.dumps(SETTINGS), encoding="utf-8")
     for name in ("harness-ws", "ui-ws"):
         (root / name / "src").mkdir(parents=True)
         (root / name / "src" / "app.py").write_text(SAMPLE_APP, encoding="utf-8")
-    port = _free_port()
-    (root / "config.yaml").write_text(f"bind-addr: 127.0.0.1:{port}\n", encoding="utf-8")
-
-    env = node_env()
-    env.update(
-        {
-            "XDG_DATA_HOME": str(root / "xdg" / "data"),
-            "XDG_CONFIG_HOME": str(root / "xdg" / "config"),
-            "XDG_CACHE_HOME": str(root / "xdg" / "cache"),
-            "XDG_STATE_HOME": str(root / "xdg" / "state"),
-            "ACP_LSP_PYTHON": sys.executable,
-            "ACP_LSP_TEST_RESULTS": str(root / "harness-results.json"),
-        }
-    )
-    common = [
-        "--config",
-        str(root / "config.yaml"),
-        "--user-data-dir",
-        str(root / "user"),
-        "--extensions-dir",
-        str(root / "ext"),
-    ]
-    install = subprocess.run(
-        [str(CODE_SERVER), *common, "--install-extension", str(vsix)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert install.returncode == 0, (
-        f"--install-extension failed:\n{install.stdout}\n{install.stderr}"
-    )
-
-    log = root / "code-server.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [
-                str(CODE_SERVER),
-                *common,
-                "--bind-addr",
-                f"127.0.0.1:{port}",
-                "--auth",
-                "none",
-                "--disable-telemetry",
-                "--disable-update-check",
-                "--disable-workspace-trust",
-                "--disable-getting-started-override",
-                "--vscode-option",
-                "enable-smoke-test-driver",
-                "--reconnection-grace-time",
-                "5",
-            ],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    server = CodeServer(f"http://127.0.0.1:{port}", root, proc, log, env)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{server.url}/healthz", timeout=2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"code-server did not come up:\n{server.log_tail()}")
-                time.sleep(0.2)
+        server = start_code_server(
+            root, vsix, SETTINGS, {"ACP_LSP_TEST_RESULTS": str(root / "harness-results.json")}
+        )
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    try:
         yield server
     finally:
-        _kill_group(proc)
+        kill_group(server.proc)
 
 
 def _driver(server: CodeServer, mode: str, workspace: Path, timeout: float) -> tuple[int, str, str]:

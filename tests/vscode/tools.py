@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "editors" / "vscode"
@@ -101,3 +109,135 @@ def package_vsix(out: Path) -> Path:
     )
     assert result.returncode == 0, f"vsce package failed:\n{result.stdout}\n{result.stderr}"
     return vsix
+
+
+# User settings of an isolated code-server: no AI features, tips, updates or telemetry.
+SETTINGS: dict[str, Any] = {
+    "chat.disableAIFeatures": True,
+    "workbench.startupEditor": "none",
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "telemetry.telemetryLevel": "off",
+    "extensions.autoCheckUpdates": False,
+    "extensions.autoUpdate": False,
+    "update.mode": "none",
+    "git.enabled": False,
+    "workbench.tips.enabled": False,
+    "files.hotExit": "off",
+}
+
+
+@dataclass
+class CodeServer:
+    url: str
+    root: Path
+    proc: subprocess.Popen[bytes]
+    log: Path
+    env: dict[str, str]
+
+    def log_tail(self, lines: int = 60) -> str:
+        try:
+            text = self.log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Stop code-server with everything it started (extension hosts, language servers)."""
+    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+        # The leader is gone; give the rest of the group the same signal once more.
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+
+
+def start_code_server(
+    root: Path, vsix: Path, settings: dict[str, Any], env_extra: dict[str, str]
+) -> CodeServer:
+    """An isolated code-server in `root` (its own user data, extensions and XDG dirs) with
+    the packaged extension installed, up and answering /healthz. Its own process group: stop
+    it with kill_group(server.proc). Raises RuntimeError when it does not come up."""
+    for sub in ("xdg/data", "xdg/config", "xdg/cache", "xdg/state", "user/User", "ext"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    (root / "user" / "User" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    port = free_port()
+    (root / "config.yaml").write_text(f"bind-addr: 127.0.0.1:{port}\n", encoding="utf-8")
+    env = node_env()
+    env.update(
+        {
+            "XDG_DATA_HOME": str(root / "xdg" / "data"),
+            "XDG_CONFIG_HOME": str(root / "xdg" / "config"),
+            "XDG_CACHE_HOME": str(root / "xdg" / "cache"),
+            "XDG_STATE_HOME": str(root / "xdg" / "state"),
+            "ACP_LSP_PYTHON": sys.executable,
+            **env_extra,
+        }
+    )
+    common = [
+        "--config",
+        str(root / "config.yaml"),
+        "--user-data-dir",
+        str(root / "user"),
+        "--extensions-dir",
+        str(root / "ext"),
+    ]
+    install = subprocess.run(
+        [str(CODE_SERVER), *common, "--install-extension", str(vsix)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if install.returncode != 0:
+        raise RuntimeError(f"--install-extension failed:\n{install.stdout}\n{install.stderr}")
+    log = root / "code-server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                str(CODE_SERVER),
+                *common,
+                "--bind-addr",
+                f"127.0.0.1:{port}",
+                "--auth",
+                "none",
+                "--disable-telemetry",
+                "--disable-update-check",
+                "--disable-workspace-trust",
+                "--disable-getting-started-override",
+                "--vscode-option",
+                "enable-smoke-test-driver",
+                "--reconnection-grace-time",
+                "5",
+            ],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    server = CodeServer(f"http://127.0.0.1:{port}", root, proc, log, env)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"{server.url}/healthz", timeout=2):
+                return server
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                kill_group(proc)
+                raise RuntimeError(f"code-server did not come up:\n{server.log_tail()}") from None
+            time.sleep(0.2)

@@ -1,0 +1,249 @@
+// Drives one benchmarked VS Code (code-server + Chromium, bench/vscode_bench.py): opens a
+// normal text editor and the chat, then either runs one turn (BENCH_MODE=turn) or only types
+// (BENCH_MODE=idle, the measurement's floor). Talks to the Python side in lines: prints
+// {"phase":"ready"} and waits for a line on stdin before sending the prompt (the bench reads
+// CPU times then), prints {"phase":"measured", ...} and waits for a line again before closing
+// the browser (the bench reads the processes' memory then).
+//
+// Times: every instant is wall-clock milliseconds (performance.timeOrigin + performance.now())
+// in the page that observed it; the driver's own clock is mapped onto the page's by the
+// round trip with the smallest delay (offset = page - midpoint of the round trip).
+//
+//   t0            the chat's prompt input gets the Enter keydown (the prompt is sent)
+//   dom           the last text is in the chat webview's DOM (a MutationObserver: the last
+//                 chunk's marker at the end of the last agent message; for a tool turn, the
+//                 status line back to Idle after the turn ran)
+//   visible       the next animation frame after that: the frame holding the text was painted
+//   key latency   from when a key was due (a fixed 20 ms schedule in the driver) to when the
+//                 text editor's rendered lines (Monaco's .view-lines DOM) hold it
+//
+// Environment: ACP_LSP_VSCODE_TOOLS, CODE_SERVER_URL, ACP_LSP_WORKSPACE, CHROMIUM,
+// BENCH_MODE, BENCH_PROMPT, BENCH_MARKER ("" = end of turn), BENCH_TAIL, BENCH_KEY_MS,
+// BENCH_IDLE_MS, BENCH_TIMEOUT_MS.
+
+import { createInterface } from "node:readline";
+import { chatFrame, launchBrowser, poll, quickPick, runCommand } from "../../tests/vscode/workbench.mjs";
+
+const env = process.env;
+const mode = env.BENCH_MODE || "turn";
+const keyEvery = Number(env.BENCH_KEY_MS || 20);
+const timeoutMs = Number(env.BENCH_TIMEOUT_MS || 600_000);
+const EDITOR_LINES = ".editor-instance .monaco-editor .view-lines";
+
+const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const log = (message) => process.stderr.write(`[vscode bench] ${message}\n`);
+const say = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`);
+const now = () => performance.timeOrigin + performance.now();
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Offset to add to the driver's clock to get `frame`'s. */
+async function clockOffset(frame) {
+  let best = { rtt: Infinity, offset: 0 };
+  for (let i = 0; i < 15; i++) {
+    const a = now();
+    const b = await frame.evaluate(() => performance.timeOrigin + performance.now());
+    const c = now();
+    if (c - a < best.rtt) {
+      best = { rtt: c - a, offset: b - (a + c) / 2 };
+    }
+  }
+  return best.offset;
+}
+
+/** Watch the text editor: when its rendered lines gain `x`s, and how many. */
+function watchEditor(selector) {
+  const view = document.querySelector(selector);
+  const r = { seen: [], count: 0 };
+  window.__keys = r;
+  const count = () => (view.textContent.match(/x/g) || []).length;
+  r.count = count();
+  new MutationObserver(() => {
+    const c = count();
+    if (c > r.count) {
+      r.seen.push([c, performance.timeOrigin + performance.now()]);
+      r.count = c;
+    }
+  }).observe(view, { childList: true, subtree: true, characterData: true });
+  return r.count;
+}
+
+/** Watch the chat: the prompt's Enter, then the last text in the DOM, then painted. */
+function watchChat({ marker, tail }) {
+  const t = () => performance.timeOrigin + performance.now();
+  const r = { t0: null, dom: null, visible: null, sawBusy: false };
+  window.__bench = r;
+  const timeline = document.getElementById("timeline");
+  const status = document.getElementById("statusline");
+  document.getElementById("input").addEventListener(
+    "keydown",
+    (e) => {
+      if (e.key === "Enter" && r.t0 === null) {
+        r.t0 = t();
+      }
+    },
+    true,
+  );
+  const lastText = (el) => {
+    let n = el;
+    while (n && n.nodeType !== Node.TEXT_NODE) {
+      n = n.lastChild;
+    }
+    return n ? n.data : "";
+  };
+  const arrived = () => {
+    if (r.t0 === null) {
+      return false;
+    }
+    if (marker) {
+      const last = timeline.lastElementChild;
+      return Boolean(last?.matches(".message.agent")) && lastText(last).slice(-tail).includes(marker);
+    }
+    const idle = status.textContent.includes("Idle");
+    r.sawBusy ||= !idle;
+    return r.sawBusy && idle;
+  };
+  const observer = new MutationObserver(() => {
+    if (r.dom === null && arrived()) {
+      r.dom = t();
+      observer.disconnect();
+      requestAnimationFrame(() => {
+        r.visible = t();
+      });
+    }
+  });
+  observer.observe(document.body, { childList: true, subtree: true, characterData: true });
+}
+
+function chatFigures() {
+  const timeline = document.getElementById("timeline");
+  const last = timeline.lastElementChild;
+  let n = last;
+  while (n && n.nodeType !== Node.TEXT_NODE) {
+    n = n.lastChild;
+  }
+  return {
+    chat_last_chars: n ? n.data.length : 0,
+    chat_entries: timeline.children.length,
+    chat_tools: timeline.querySelectorAll("details.tool").length,
+    chat_tools_completed: timeline.querySelectorAll("details.tool.status-completed").length,
+    chat_dom_nodes: document.getElementsByTagName("*").length,
+    chat_heap_mb: performance.memory ? performance.memory.usedJSHeapSize / 2 ** 20 : null,
+  };
+}
+
+function percentile(sorted, q) {
+  return sorted.length ? sorted[Math.max(0, Math.ceil((q / 100) * sorted.length) - 1)] : 0;
+}
+
+/** Type `x` on a fixed schedule until stop() says so; keys due while a press was still
+ * pending are typed as soon as it returns (late, as a user's would be). */
+async function typeKeys(page, stop) {
+  const due = [];
+  const start = now();
+  for (let k = 0; !stop(); k++) {
+    const at = start + k * keyEvery;
+    const wait = at - now();
+    if (wait > 0) {
+      await sleep(wait);
+    }
+    due.push(at);
+    await page.keyboard.press("x");
+  }
+  return due;
+}
+
+async function keyFigures(page, due, offset, before) {
+  // Wait until the editor shows every key typed (or 5 s).
+  await poll(async () => (await page.evaluate(() => window.__keys.count)) >= before + due.length, "the typed keys", 5_000).catch(() => undefined);
+  const seen = await page.evaluate(() => window.__keys.seen);
+  const latencies = [];
+  let i = 0;
+  for (const [count, at] of seen) {
+    while (i < due.length && before + i + 1 <= count) {
+      latencies.push(at - (due[i] + offset));
+      i++;
+    }
+  }
+  latencies.sort((a, b) => a - b);
+  return {
+    keys: latencies.length,
+    keys_typed: due.length,
+    key_p50: percentile(latencies, 50),
+    key_p99: percentile(latencies, 99),
+    key_max: latencies.at(-1) ?? 0,
+  };
+}
+
+async function main() {
+  const browser = await launchBrowser(["--enable-precise-memory-info"]);
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`${env.CODE_SERVER_URL}/?folder=${encodeURIComponent(env.ACP_LSP_WORKSPACE)}`);
+    await page.waitForSelector(".monaco-workbench", { timeout: 60_000 });
+    log("workbench ready");
+    await quickPick(page, "Control+P", "notes.txt", '[aria-label*="notes.txt"]', log);
+    await page.waitForSelector(EDITOR_LINES, { timeout: 20_000 });
+    await runCommand(page, "ACP: Open Chat", log);
+    const chat = await chatFrame(page);
+    log("chat open");
+    await poll(async () => (await chat.locator("#agent option").count()) > 0, "the agent picker filled");
+    await chat.locator("#new").click();
+    await poll(async () => (await chat.locator("#statusline").innerText()).includes("Idle"), "the new session", 60_000);
+    log("session ready");
+    const before = await page.evaluate(watchEditor, EDITOR_LINES);
+    const offset = await clockOffset(page);
+    if (mode === "idle") {
+      await page.locator(EDITOR_LINES).click();
+      const end = now() + Number(env.BENCH_IDLE_MS || 2000);
+      const due = await typeKeys(page, () => now() >= end);
+      say({ phase: "measured", ...(await keyFigures(page, due, offset, before)) });
+      await lines.next();
+      return 0;
+    }
+    const marker = env.BENCH_MARKER || null;
+    await chat.evaluate(watchChat, { marker, tail: Number(env.BENCH_TAIL || 200) });
+    const chatOffset = await clockOffset(chat);
+    await chat.locator("#input").fill(env.BENCH_PROMPT);
+    say({ phase: "ready" });
+    await lines.next();
+    await chat.locator("#input").press("Enter");
+    await page.locator(EDITOR_LINES).click();
+    let done = false;
+    const deadline = now() + timeoutMs;
+    const watcher = (async () => {
+      while (!done) {
+        await sleep(100);
+        done = (await chat.evaluate(() => window.__bench.visible !== null)) || now() > deadline;
+      }
+    })();
+    const due = await typeKeys(page, () => done);
+    await watcher;
+    const r = await chat.evaluate(() => window.__bench);
+    const keys = await keyFigures(page, due, offset, before);
+    const figures = await chat.evaluate(chatFigures);
+    const workbenchHeap = await page.evaluate(() => performance.memory.usedJSHeapSize / 2 ** 20);
+    say({
+      phase: "measured",
+      ...(r.visible === null ? { error: "timed out" } : {}),
+      dom_ms: r.dom - r.t0,
+      visible_ms: r.visible - r.t0,
+      key_offset_ms: offset - chatOffset,
+      ...keys,
+      ...figures,
+      workbench_heap_mb: workbenchHeap,
+    });
+    await lines.next();
+    return 0;
+  } finally {
+    await browser.close().catch(() => undefined);
+  }
+}
+
+let code = 1;
+try {
+  code = await main();
+} catch (error) {
+  log(`failed: ${error?.stack ?? error}`);
+  say({ phase: "measured", error: String(error?.message ?? error).slice(0, 500) });
+}
+process.exit(code);

@@ -1,0 +1,323 @@
+"""VS Code front end under load, measured in a real VS Code (code-server + Chromium).
+
+    .venv/bin/python bench/vscode_bench.py            20,000-chunk turn, 1 MiB answer, 2,000 tools
+    .venv/bin/python bench/vscode_bench.py --quick    tiny sizes (a smoke run)
+
+Needs the tools of scripts/setup-vscode.sh. The extension is packaged once (the .vsix, as
+users install it, or --vsix FILE); every VS Code run is a fresh isolated code-server with it
+installed, driven by bench/vscode/driver.mjs through playwright-core (see there for exactly
+what is timed). For each scenario, in the same run and alternately: the bridge alone
+(bench/clients/lsp_client.py: prompt sent -> last text received, or the turn's answer for the
+tool scenario) and VS Code (prompt sent from the chat -> last text in the chat webview's DOM,
+then painted). While the turn streams, Playwright types `x` every 20 ms into a normal text
+editor; a key's latency runs from when it was due to when the editor's rendered lines hold
+it. After the turn: the resident memory of the extension host and of Chromium's renderer
+processes (the workbench and the webview share one: code-server serves webviews from its own
+origin), and the webview's JS heap. Results: bench/results/vscode.md and vscode.json.
+Nothing here is a test assertion; the goals are marked met or missed in the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH / "clients"))
+sys.path.insert(0, str(BENCH / "agents"))
+sys.path.insert(0, str(ROOT))
+
+from common import agent_argv, proc_status  # noqa: E402
+from frontend import KEY_EVERY_MS, goal_rows, med, run_bridge, scenarios, write_results  # noqa: E402
+
+from tests.vscode import tools  # noqa: E402
+
+DRIVER = BENCH / "vscode" / "driver.mjs"
+JsonObject = dict[str, Any]
+
+
+def children() -> dict[int, list[int]]:
+    """Parent pid -> child pids, of every process."""
+    tree: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rfind(")") + 2 :].split()[1])
+        tree.setdefault(ppid, []).append(int(entry))
+    return tree
+
+
+def descendants(pid: int) -> list[tuple[int, str]]:
+    """(pid, command line) of every process below `pid`."""
+    tree = children()
+    out: list[tuple[int, str]] = []
+    todo = list(tree.get(pid, []))
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as fh:
+                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        out.append((p, cmd))
+        todo += tree.get(p, [])
+    return out
+
+
+def processes(server_pid: int, driver_pid: int) -> dict[str, list[int]]:
+    """The processes measured: extension host, acp-lsp server, Chromium's renderers."""
+    found: dict[str, list[int]] = {"exthost": [], "acp_lsp": [], "renderer": [], "browser": []}
+    for pid, cmd in descendants(server_pid):
+        if "--type=extensionHost" in cmd:
+            found["exthost"].append(pid)
+        elif "-m acp_lsp" in cmd:
+            found["acp_lsp"].append(pid)
+    for pid, cmd in descendants(driver_pid):
+        if "--type=renderer" in cmd:
+            found["renderer"].append(pid)
+        elif "chrom" in cmd and "--type=" not in cmd:
+            found["browser"].append(pid)
+    return found
+
+
+def sample(found: dict[str, list[int]]) -> dict[str, dict[str, float]]:
+    """RSS and CPU time of each group of processes (summed)."""
+    out: dict[str, dict[str, float]] = {}
+    sizes = []
+    for pid in found["renderer"]:
+        with contextlib.suppress(OSError):
+            sizes.append(proc_status(pid)["rss_mb"])
+    # The workbench's renderer, which runs the chat webview too (same origin, same process).
+    out["main_renderer"] = {"rss_mb": max(sizes, default=0.0), "cpu_s": 0.0}
+    for name, pids in found.items():
+        total = {"rss_mb": 0.0, "cpu_s": 0.0}
+        for pid in pids:
+            try:
+                status = proc_status(pid)
+            except OSError:
+                continue
+            total["rss_mb"] += status["rss_mb"]
+            total["cpu_s"] += status["cpu_s"]
+        out[name] = total
+    return out
+
+
+def settings(prompt: str) -> JsonObject:
+    words = prompt.split()
+    prebuild = (int(words[1]), int(words[2])) if words[0] == "flood" else None
+    argv = agent_argv(prebuild)
+    return {
+        **tools.SETTINGS,
+        "acpLsp.agents": {"flood": {"command": argv[0], "args": argv[1:]}},
+        "acpLsp.defaultAgent": "flood",
+        "acpLsp.followAlong": False,
+    }
+
+
+class Driver:
+    """bench/vscode/driver.mjs in its own process: its JSON lines read by a thread (so waits
+    can time out), a line on its stdin lets it go on."""
+
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        with log.open("w") as err:
+            self.proc = subprocess.Popen(
+                [str(tools.node()), str(DRIVER)],
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+                start_new_session=True,
+            )
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put("")
+
+    def phase(self, timeout_s: float) -> JsonObject:
+        """The driver's next JSON line (it says which phase it reached)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                return {"phase": "measured", "error": "driver timed out"}
+            if not line:
+                return {"phase": "measured", "error": f"driver exited {self.proc.wait()}"}
+            if line.startswith("{"):
+                msg: JsonObject = json.loads(line)
+                return msg
+
+    def go(self) -> None:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write("go\n")
+            self.proc.stdin.flush()
+        except OSError:
+            pass
+
+
+def kill_leftovers(marker: str) -> None:
+    """Every process whose command line names this run's directory (Chromium's helpers leave
+    their process group), by pid."""
+    for pid, cmd in descendants(0):
+        if marker in cmd and pid != os.getpid():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def run_vscode(vsix: Path, prompt: str, marker: str | None, tail: int) -> JsonObject:
+    with tempfile.TemporaryDirectory(prefix="acp-lsp-vbench-") as tmp:
+        root = Path(tmp)
+        workspace = root / "ws"
+        workspace.mkdir()
+        (workspace / "notes.txt").write_text("")
+        try:
+            server = tools.start_code_server(
+                root, vsix, settings(prompt), {"PYTHONPATH": str(ROOT)}
+            )
+        except RuntimeError as exc:
+            return {"error": str(exc)[-500:]}
+        env = {
+            **server.env,
+            "ACP_LSP_VSCODE_TOOLS": str(tools.TOOLS),
+            "CODE_SERVER_URL": server.url,
+            "ACP_LSP_WORKSPACE": str(workspace),
+            "CHROMIUM": str(tools.CHROMIUM),
+            "BENCH_MODE": "idle" if prompt == "idle" else "turn",
+            "BENCH_PROMPT": prompt,
+            "BENCH_MARKER": marker or "",
+            "BENCH_TAIL": str(tail),
+            "BENCH_KEY_MS": str(KEY_EVERY_MS),
+        }
+        driver = Driver(env, root / "driver.log")
+        try:
+            r: JsonObject = {}
+            msg = driver.phase(180)
+            if msg["phase"] == "ready":
+                found = processes(server.proc.pid, driver.proc.pid)
+                before = sample(found)
+                driver.go()
+                msg = driver.phase(660)
+                after = sample(processes(server.proc.pid, driver.proc.pid))
+                for name, figures in after.items():
+                    r[f"{name}_rss_mb"] = figures["rss_mb"]
+                    r[f"{name}_cpu_s"] = figures["cpu_s"] - before[name]["cpu_s"]
+                r["renderers"] = len(found["renderer"])
+            r.update({k: v for k, v in msg.items() if k != "phase"})
+            driver.go()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                driver.proc.wait(timeout=30)
+            if "error" in r:
+                r["log"] = (root / "driver.log").read_text()[-1500:]
+            return r
+        finally:
+            tools.kill_group(driver.proc)  # type: ignore[arg-type]
+            tools.kill_group(server.proc)
+            kill_leftovers(tmp)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeats", type=int, default=None)
+    ap.add_argument("--only", type=int, nargs="*", help="scenario numbers (0-based)")
+    ap.add_argument("--vsix", type=Path, help="a packaged extension (default: package this tree)")
+    ap.add_argument("--out", type=Path, default=BENCH / "results")
+    args = ap.parse_args()
+    # SIGTERM (a timeout) ends the run through the finally blocks: code-server and Chromium
+    # are stopped, not orphaned.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    missing = tools.code_server_missing()
+    if missing:
+        sys.exit(missing)
+    repeats = args.repeats or (1 if args.quick else 3)
+    t_start = time.time()
+    with tempfile.TemporaryDirectory(prefix="acp-lsp-vsix-") as tmp:
+        vsix = args.vsix or tools.package_vsix(Path(tmp))
+        rows, raw, goals = measure(vsix, args.quick, repeats, args.only)
+        floor = run_vscode(vsix, "idle", None, 0)
+    print(f"no turn: {floor}", file=sys.stderr)
+    head = [
+        "scenario",
+        "bridge alone: last text (ms)",
+        "VS Code: last text in the webview DOM (ms)",
+        "VS Code: painted (ms)",
+        "ratio (painted / bridge)",
+        "keystroke p50 / p99 / max (ms)",
+        "extension host RSS / CPU in the turn (MB / s)",
+        "renderer RSS / CPU in the turn (MB / s)",
+        "webview JS heap (MB)",
+    ]
+    floor_note = (
+        f"Keystroke latency with no turn running (the measurement's floor: Playwright's key"
+        f" events, Monaco's render): p50 {floor.get('key_p50', 0):.1f} ms, p99"
+        f" {floor.get('key_p99', 0):.1f} ms over {floor.get('keys', 0)} keys."
+    )
+    data = {"floor": floor, "raw": raw}
+    write_results(args.out, "vscode", t_start, repeats, head, rows, floor_note, goals, data)
+
+
+def measure(
+    vsix: Path, quick: bool, repeats: int, only: list[int] | None
+) -> tuple[list[list[str]], list[JsonObject], list[JsonObject]]:
+    rows: list[list[str]] = []
+    raw: list[JsonObject] = []
+    goals: list[JsonObject] = []
+    for i, (label, prompt, marker, tail) in enumerate(scenarios(quick)):
+        if only is not None and i not in only:
+            continue
+        bridge: list[JsonObject] = []
+        vs: list[JsonObject] = []
+        for _ in range(repeats):  # alternately: a busy machine slows both alike
+            bridge.append(run_bridge(prompt))
+            vs.append(run_vscode(vsix, prompt, marker, tail))
+            print(f"{label}: bridge {bridge[-1]}\n  vscode {vs[-1]}", file=sys.stderr)
+        raw.append({"scenario": label, "bridge": bridge, "vscode": vs})
+        ok = [v for v in vs if "error" not in v]
+
+        def m(key: str, runs: list[JsonObject] = ok) -> float:
+            return med([r[key] for r in runs if r.get(key) is not None])
+
+        b_s = med([b["seconds"] * 1000 for b in bridge if "seconds" in b])
+        ratio = m("visible_ms") / b_s if b_s else float("nan")
+        rows.append(
+            [
+                label,
+                f"{b_s:,.0f}",
+                f"{m('dom_ms'):,.0f}",
+                f"{m('visible_ms'):,.0f}",
+                f"{ratio:.2f}×",
+                f"{m('key_p50'):.1f} / {m('key_p99'):.1f} / {m('key_max'):.0f}",
+                f"{m('exthost_rss_mb'):,.0f} / {m('exthost_cpu_s'):.2f}",
+                f"{m('renderer_rss_mb'):,.0f} / {m('renderer_cpu_s'):.2f}",
+                f"{m('chat_heap_mb'):,.0f}",
+            ]
+        )
+        goals += goal_rows(label, ratio, m("key_p99"))
+    return rows, raw, goals
+
+
+if __name__ == "__main__":
+    main()
