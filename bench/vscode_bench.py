@@ -187,12 +187,27 @@ def kill_leftovers(marker: str) -> None:
                 os.kill(pid, signal.SIGKILL)
 
 
+def complete(prompt: str, r: JsonObject) -> bool:
+    """Whether the chat showed all of the turn: every character, or every tool call."""
+    kind, n, size = prompt.split()[:3]
+    if kind == "flood":
+        return bool(r.get("chat_last_chars") == int(n) * int(size))
+    return bool(r.get("chat_tools_completed") == int(n) + 1)
+
+
 def run_vscode(vsix: Path, prompt: str, marker: str | None, tail: int) -> JsonObject:
     with tempfile.TemporaryDirectory(prefix="acp-lsp-vbench-") as tmp:
         root = Path(tmp)
         workspace = root / "ws"
         workspace.mkdir()
         (workspace / "notes.txt").write_text("")
+        # The agent in the workspace's acp-lsp.toml too: VS Code's settings sometimes reached
+        # the server after the chat had listed the agents (the picker lacked "flood").
+        agent = settings(prompt)["acpLsp.agents"]["flood"]
+        (workspace / "acp-lsp.toml").write_text(
+            f'defaultAgent = "flood"\n\n[agents.flood]\ncommand = {json.dumps(agent["command"])}\n'
+            f"args = {json.dumps(agent['args'])}\n"
+        )
         try:
             server = tools.start_code_server(
                 root, vsix, settings(prompt), {"PYTHONPATH": str(ROOT)}
@@ -226,6 +241,8 @@ def run_vscode(vsix: Path, prompt: str, marker: str | None, tail: int) -> JsonOb
                     r[f"{name}_cpu_s"] = figures["cpu_s"] - before[name]["cpu_s"]
                 r["renderers"] = len(found["renderer"])
             r.update({k: v for k, v in msg.items() if k != "phase"})
+            if "error" not in r and prompt != "idle" and not complete(prompt, r):
+                r["error"] = "the chat does not show the whole turn"
             driver.go()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 driver.proc.wait(timeout=30)
@@ -244,6 +261,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--only", type=int, nargs="*", help="scenario numbers (0-based)")
     ap.add_argument("--vsix", type=Path, help="a packaged extension (default: package this tree)")
+    ap.add_argument(
+        "--against", type=Path, help="another .vsix (before a change): measured alternately too"
+    )
     ap.add_argument("--out", type=Path, default=BENCH / "results")
     args = ap.parse_args()
     # SIGTERM (a timeout) ends the run through the finally blocks: code-server and Chromium
@@ -256,19 +276,23 @@ def main() -> None:
     t_start = time.time()
     with tempfile.TemporaryDirectory(prefix="acp-lsp-vsix-") as tmp:
         vsix = args.vsix or tools.package_vsix(Path(tmp))
-        rows, raw, goals = measure(vsix, args.quick, repeats, args.only)
+        builds = [("", vsix)]
+        if args.against:
+            builds.append((" (before)", args.against))
+        rows, raw, goals = measure(builds, args.quick, repeats, args.only)
         floor = run_vscode(vsix, "idle", None, 0)
     print(f"no turn: {floor}", file=sys.stderr)
     head = [
         "scenario",
+        "VS Code runs complete",
         "bridge alone: last text (ms)",
         "VS Code: last text in the webview DOM (ms)",
         "VS Code: painted (ms)",
         "ratio (painted / bridge)",
         "keystroke p50 / p99 / max (ms)",
         "extension host RSS / CPU in the turn (MB / s)",
-        "renderer RSS / CPU in the turn (MB / s)",
-        "webview JS heap (MB)",
+        "renderer RSS (MB) / all renderers CPU in the turn (s)",
+        "renderer JS heap (MB)",
     ]
     floor_note = (
         f"Keystroke latency with no turn running (the measurement's floor: Playwright's key"
@@ -280,8 +304,9 @@ def main() -> None:
 
 
 def measure(
-    vsix: Path, quick: bool, repeats: int, only: list[int] | None
+    builds: list[tuple[str, Path]], quick: bool, repeats: int, only: list[int] | None
 ) -> tuple[list[list[str]], list[JsonObject], list[JsonObject]]:
+    """Rows (one per scenario and build), raw runs and goals (of the first build)."""
     rows: list[list[str]] = []
     raw: list[JsonObject] = []
     goals: list[JsonObject] = []
@@ -289,33 +314,38 @@ def measure(
         if only is not None and i not in only:
             continue
         bridge: list[JsonObject] = []
-        vs: list[JsonObject] = []
-        for _ in range(repeats):  # alternately: a busy machine slows both alike
+        vs: dict[str, list[JsonObject]] = {name: [] for name, _ in builds}
+        for _ in range(repeats):  # alternately: a busy machine slows all alike
             bridge.append(run_bridge(prompt))
-            vs.append(run_vscode(vsix, prompt, marker, tail))
-            print(f"{label}: bridge {bridge[-1]}\n  vscode {vs[-1]}", file=sys.stderr)
+            print(f"{label}: bridge {bridge[-1]}", file=sys.stderr)
+            for name, vsix in builds:
+                vs[name].append(run_vscode(vsix, prompt, marker, tail))
+                print(f"  vscode{name} {vs[name][-1]}", file=sys.stderr)
         raw.append({"scenario": label, "bridge": bridge, "vscode": vs})
-        ok = [v for v in vs if "error" not in v]
-
-        def m(key: str, runs: list[JsonObject] = ok) -> float:
-            return med([r[key] for r in runs if r.get(key) is not None])
-
         b_s = med([b["seconds"] * 1000 for b in bridge if "seconds" in b])
-        ratio = m("visible_ms") / b_s if b_s else float("nan")
-        rows.append(
-            [
-                label,
-                f"{b_s:,.0f}",
-                f"{m('dom_ms'):,.0f}",
-                f"{m('visible_ms'):,.0f}",
-                f"{ratio:.2f}×",
-                f"{m('key_p50'):.1f} / {m('key_p99'):.1f} / {m('key_max'):.0f}",
-                f"{m('exthost_rss_mb'):,.0f} / {m('exthost_cpu_s'):.2f}",
-                f"{m('renderer_rss_mb'):,.0f} / {m('renderer_cpu_s'):.2f}",
-                f"{m('chat_heap_mb'):,.0f}",
-            ]
-        )
-        goals += goal_rows(label, ratio, m("key_p99"))
+        for name, _ in builds:
+            ok = [v for v in vs[name] if "error" not in v]
+
+            def m(key: str, runs: list[JsonObject] = ok) -> float:
+                return med([r[key] for r in runs if r.get(key) is not None])
+
+            ratio = m("visible_ms") / b_s if b_s else float("nan")
+            rows.append(
+                [
+                    f"{label}{name}",
+                    f"{len(ok)}/{repeats}",
+                    f"{b_s:,.0f}",
+                    f"{m('dom_ms'):,.0f}",
+                    f"{m('visible_ms'):,.0f}",
+                    f"{ratio:.2f}×",
+                    f"{m('key_p50'):.1f} / {m('key_p99'):.1f} / {m('key_max'):.0f}",
+                    f"{m('exthost_rss_mb'):,.0f} / {m('exthost_cpu_s'):.2f}",
+                    f"{m('main_renderer_rss_mb'):,.0f} / {m('renderer_cpu_s'):.2f}",
+                    f"{m('chat_heap_mb'):,.0f}",
+                ]
+            )
+            if name == builds[0][0]:
+                goals += goal_rows(label, ratio, m("key_p99"))
     return rows, raw, goals
 
 

@@ -19,7 +19,7 @@
 //
 // Environment: ACP_LSP_VSCODE_TOOLS, CODE_SERVER_URL, ACP_LSP_WORKSPACE, CHROMIUM,
 // BENCH_MODE, BENCH_PROMPT, BENCH_MARKER ("" = end of turn), BENCH_TAIL, BENCH_KEY_MS,
-// BENCH_IDLE_MS, BENCH_TIMEOUT_MS.
+// BENCH_IDLE_MS, BENCH_TIMEOUT_MS, BENCH_SHOT (a screenshot after the turn).
 
 import { createInterface } from "node:readline";
 import { chatFrame, launchBrowser, poll, quickPick, runCommand } from "../../tests/vscode/workbench.mjs";
@@ -116,13 +116,9 @@ function watchChat({ marker, tail }) {
 
 function chatFigures() {
   const timeline = document.getElementById("timeline");
-  const last = timeline.lastElementChild;
-  let n = last;
-  while (n && n.nodeType !== Node.TEXT_NODE) {
-    n = n.lastChild;
-  }
+  const body = timeline.lastElementChild?.querySelector(".body");
   return {
-    chat_last_chars: n ? n.data.length : 0,
+    chat_last_chars: body ? body.textContent.length : 0,
     chat_entries: timeline.children.length,
     chat_tools: timeline.querySelectorAll("details.tool").length,
     chat_tools_completed: timeline.querySelectorAll("details.tool.status-completed").length,
@@ -187,6 +183,11 @@ async function main() {
     const chat = await chatFrame(page);
     log("chat open");
     await poll(async () => (await chat.locator("#agent option").count()) > 0, "the agent picker filled");
+    // The flood agent (the bench's settings make it the default; picked here to be sure).
+    await poll(async () => (await chat.locator('#agent option[value="flood"]').count()) > 0, "the flood agent listed", 60_000).catch(async (error) => {
+      throw new Error(`${error.message}; the picker lists: ${await chat.locator("#agent").innerHTML()}`);
+    });
+    await chat.locator("#agent").selectOption("flood");
     await chat.locator("#new").click();
     await poll(async () => (await chat.locator("#statusline").innerText()).includes("Idle"), "the new session", 60_000);
     log("session ready");
@@ -221,6 +222,9 @@ async function main() {
     const r = await chat.evaluate(() => window.__bench);
     const keys = await keyFigures(page, due, offset, before);
     const figures = await chat.evaluate(chatFigures);
+    if (env.BENCH_SHOT) {
+      await page.screenshot({ path: env.BENCH_SHOT });
+    }
     const workbenchHeap = await page.evaluate(() => performance.memory.usedJSHeapSize / 2 ** 20);
     say({
       phase: "measured",
