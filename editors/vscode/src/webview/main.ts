@@ -13,6 +13,7 @@ import {
   renderConfigOptions,
   renderContextLine,
   renderEntry,
+  renderEntryBlocks,
   renderModeOptions,
   renderPermission,
   renderPlan,
@@ -89,7 +90,11 @@ const renderCtx: RenderContext = {
   },
 };
 
-const timeline = new TimelineView(ui.timeline, (key) => (session ? renderEntry(session, key, renderCtx) : ""));
+const timeline = new TimelineView(
+  ui.timeline,
+  (key) => (session ? renderEntry(session, key, renderCtx) : ""),
+  (key) => (session ? renderEntryBlocks(session, key) : null),
+);
 const completion = new CommandCompletion(ui.input, ui.completions, () => session?.commands ?? []);
 const attachments = new AttachmentsView(ui.input, $("mentions"), $("attachments"), $("attach"), (m) => vscode.postMessage(m));
 

@@ -121,25 +121,94 @@ function parseBlocks(text: string): Block[] {
   return blocks;
 }
 
-export function renderMarkdown(text: string): string {
-  return parseBlocks(text)
-    .map((block) => {
-      switch (block.kind) {
-        case "code": {
-          const lang = block.lang ? ` data-lang="${escapeHtml(block.lang)}"` : "";
-          return `<pre class="code"${lang}><code>${escapeHtml(block.lines.join("\n"))}</code></pre>`;
-        }
-        case "heading":
-          return `<h${block.level}>${renderInline(block.text)}</h${block.level}>`;
-        case "list": {
-          const tag = block.ordered ? "ol" : "ul";
-          return `<${tag}>${block.items.map((item) => `<li>${renderInline(item)}</li>`).join("")}</${tag}>`;
-        }
-        case "quote":
-          return `<blockquote>${renderInline(block.lines.join(" "))}</blockquote>`;
-        case "para":
-          return `<p>${block.lines.map(renderInline).join("<br>")}</p>`;
+/** A paragraph longer than this renders as pieces of about this size (see paragraphRawPieces). */
+export const PIECE_CHARS = 16 * 1024;
+
+// Inline HTML of the long paragraphs' pieces, by their text: a streaming answer re-renders
+// its paragraph every frame, but only its last piece is new. Bounded; cleared when full.
+const pieceCache = new Map<string, string>();
+const PIECE_CACHE_MAX = 512;
+
+/**
+ * A very long paragraph as pieces of about PIECE_CHARS characters, cut after a space (a
+ * piece ends at a line end of the paragraph, as if the text wrapped there). Each piece is its
+ * own element, so a streaming answer lays out only its last piece and the browser skips the
+ * pieces out of view. A cut depends only on the text before it: pieces already shown stay
+ * the same as the paragraph grows.
+ */
+function paragraphRawPieces(lines: string[]): string[][] {
+  const pieces: string[][] = [];
+  let current: string[] = [];
+  let size = 0;
+  for (const line of lines) {
+    let rest = line;
+    while (size + rest.length > PIECE_CHARS) {
+      const cut = rest.indexOf(" ", Math.max(0, PIECE_CHARS - size));
+      if (cut < 0) {
+        break;
       }
-    })
-    .join("");
+      current.push(rest.slice(0, cut + 1));
+      pieces.push(current);
+      current = [];
+      size = 0;
+      rest = rest.slice(cut + 1);
+    }
+    current.push(rest);
+    size += rest.length;
+  }
+  pieces.push(current);
+  return pieces;
+}
+
+function cachedPiece(text: string, render: () => string): string {
+  let html = pieceCache.get(text);
+  if (html === undefined) {
+    html = render();
+    if (pieceCache.size >= PIECE_CACHE_MAX) {
+      pieceCache.clear();
+    }
+    pieceCache.set(text, html);
+  }
+  return html;
+}
+
+function renderParagraph(lines: string[]): string[] {
+  const total = lines.reduce((n, line) => n + line.length, 0);
+  if (total <= PIECE_CHARS) {
+    return [`<p>${lines.map(renderInline).join("<br>")}</p>`];
+  }
+  // Cut on the raw text (so pieces stay stable), render each piece once.
+  const raw = paragraphRawPieces(lines);
+  return raw.map((piece, i) => {
+    const render = (): string => piece.map(renderInline).join("<br>");
+    // The last piece is still growing: not worth keeping.
+    const html = i < raw.length - 1 ? cachedPiece(piece.join("\n"), render) : render();
+    return `<p class="piece${i === 0 ? " first" : ""}${i === raw.length - 1 ? " last" : ""}">${html}</p>`;
+  });
+}
+
+/** The block HTML of `text`, one string per top-level element (what the chat diffs). */
+export function renderMarkdownBlocks(text: string): string[] {
+  return parseBlocks(text).flatMap((block) => {
+    switch (block.kind) {
+      case "code": {
+        const lang = block.lang ? ` data-lang="${escapeHtml(block.lang)}"` : "";
+        return [`<pre class="code"${lang}><code>${escapeHtml(block.lines.join("\n"))}</code></pre>`];
+      }
+      case "heading":
+        return [`<h${block.level}>${renderInline(block.text)}</h${block.level}>`];
+      case "list": {
+        const tag = block.ordered ? "ol" : "ul";
+        return [`<${tag}>${block.items.map((item) => `<li>${renderInline(item)}</li>`).join("")}</${tag}>`];
+      }
+      case "quote":
+        return [`<blockquote>${renderInline(block.lines.join(" "))}</blockquote>`];
+      case "para":
+        return renderParagraph(block.lines);
+    }
+  });
+}
+
+export function renderMarkdown(text: string): string {
+  return renderMarkdownBlocks(text).join("");
 }

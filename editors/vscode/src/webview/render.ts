@@ -20,7 +20,7 @@ import type {
 } from "../model/types";
 import { diffItems, isBusy } from "../model/queries";
 import { attr, icon, renderContentBlock, type RenderContext } from "./html";
-import { escapeHtml } from "./markdown";
+import { escapeHtml, renderMarkdownBlocks } from "./markdown";
 import { renderToolCall } from "./renderTools";
 
 export { attr, displayPath, icon, renderContentBlock, type RenderContext } from "./html";
@@ -41,8 +41,15 @@ export function sessionStatusLabel(status: string): string {
 
 // -- messages ---------------------------------------------------------------------------------
 
+/** A message's body as top-level elements: what the chat patches one by one as it streams. */
+export function renderMessageBlocks(message: Message): string[] {
+  return message.content.flatMap((block) =>
+    block.type === "text" ? renderMarkdownBlocks(typeof block.text === "string" ? block.text : "") : [renderContentBlock(block)],
+  );
+}
+
 export function renderMessage(message: Message, index: number): string {
-  const body = message.content.map(renderContentBlock).join("");
+  const body = renderMessageBlocks(message).join("");
   const key = `m:${index}`;
   if (message.role === "thought") {
     // Collapsed by default: thoughts are there to look into, not to read along.
@@ -227,6 +234,12 @@ export function renderEntry(session: ChatSession, key: string, ctx: RenderContex
     return call ? renderToolCall(call, ctx) : "";
   }
   return "";
+}
+
+/** The body blocks of a message entry (null for other entries): see TimelineView. */
+export function renderEntryBlocks(session: ChatSession, key: string): string[] | null {
+  const message = key.startsWith("m:") ? session.messages[Number(key.slice(2))] : undefined;
+  return message ? renderMessageBlocks(message) : null;
 }
 
 /** Keys of the timeline, in order: `m:<index>` or `t:<toolCallId>`. */

@@ -5,7 +5,7 @@ import { fromSnapshot } from "../../model/sessionModel";
 import type { ToolCallState } from "../../model/types";
 import { applyCompletion, moveSelection, slashCompletions } from "../../webview/completion";
 import { diffStats, lineDiff } from "../../webview/lineDiff";
-import { escapeHtml, renderMarkdown } from "../../webview/markdown";
+import { PIECE_CHARS, escapeHtml, renderMarkdown, renderMarkdownBlocks } from "../../webview/markdown";
 import {
   displayPath,
   formatTokens,
@@ -44,6 +44,23 @@ function call(extra: Partial<ToolCallState> = {}): ToolCallState {
 const diff = { type: "diff", path: "/work/src/app.py", oldText: "a\nb\nc\n", newText: "a\nB\nc\n" };
 
 describe("markdown", () => {
+  test("a very long paragraph renders in pieces that stay the same as it grows", () => {
+    const words = (n: number): string => Array.from({ length: n }, (_, i) => `word${i}`).join(" ");
+    const short = renderMarkdownBlocks(words(100));
+    assert.deepEqual(short.length, 1);
+    assert.ok(short[0]?.startsWith("<p>"));
+    const text = words(Math.ceil((PIECE_CHARS * 3) / 6));
+    const blocks = renderMarkdownBlocks(text);
+    assert.ok(blocks.length >= 3, `${blocks.length} pieces`);
+    assert.ok(blocks[0]?.startsWith('<p class="piece first">'));
+    assert.ok(blocks.at(-1)?.startsWith('<p class="piece last">'));
+    // Nothing lost or doubled: the pieces hold the paragraph's text, cut after spaces.
+    assert.equal(blocks.map((b) => b.replace(/<[^>]+>/g, "")).join(""), text);
+    const grown = renderMarkdownBlocks(`${text} more words **at the end**`);
+    assert.deepEqual(grown.slice(0, blocks.length - 1), blocks.slice(0, -1));
+    assert.ok(grown.at(-1)?.includes("<strong>at the end</strong>"));
+  });
+
   test("agent text is escaped: no HTML from the agent reaches the page", () => {
     const html = renderMarkdown('<img src=x onerror="alert(1)"> & <script>alert(2)</script>');
     assert.ok(!html.includes("<img"));
