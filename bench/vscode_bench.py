@@ -260,6 +260,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--only", type=int, nargs="*", help="scenario numbers (0-based)")
+    ap.add_argument("--tool-repeats", type=int, help="rounds of the tool scenario (slow)")
     ap.add_argument("--vsix", type=Path, help="a packaged extension (default: package this tree)")
     ap.add_argument(
         "--against", type=Path, help="another .vsix (before a change): measured alternately too"
@@ -279,7 +280,8 @@ def main() -> None:
         builds = [("", vsix)]
         if args.against:
             builds.append((" (before)", args.against))
-        rows, raw, goals = measure(builds, args.quick, repeats, args.only)
+        tool_repeats = args.tool_repeats or repeats
+        rows, raw, goals = measure(builds, args.quick, (repeats, tool_repeats), args.only)
         floor = run_vscode(vsix, "idle", None, 0)
     print(f"no turn: {floor}", file=sys.stderr)
     head = [
@@ -304,9 +306,13 @@ def main() -> None:
 
 
 def measure(
-    builds: list[tuple[str, Path]], quick: bool, repeats: int, only: list[int] | None
+    builds: list[tuple[str, Path]],
+    quick: bool,
+    rounds: tuple[int, int],
+    only: list[int] | None,
 ) -> tuple[list[list[str]], list[JsonObject], list[JsonObject]]:
-    """Rows (one per scenario and build), raw runs and goals (of the first build)."""
+    """Rows (one per scenario and build), raw runs and goals (of the first build). `rounds`:
+    of the text scenarios, of the tool scenario."""
     rows: list[list[str]] = []
     raw: list[JsonObject] = []
     goals: list[JsonObject] = []
@@ -315,6 +321,7 @@ def measure(
             continue
         bridge: list[JsonObject] = []
         vs: dict[str, list[JsonObject]] = {name: [] for name, _ in builds}
+        repeats = rounds[1] if prompt.startswith("tools") else rounds[0]
         for _ in range(repeats):  # alternately: a busy machine slows all alike
             bridge.append(run_bridge(prompt))
             print(f"{label}: bridge {bridge[-1]}", file=sys.stderr)

@@ -19,8 +19,9 @@
 //
 // Environment: ACP_LSP_VSCODE_TOOLS, CODE_SERVER_URL, ACP_LSP_WORKSPACE, CHROMIUM,
 // BENCH_MODE, BENCH_PROMPT, BENCH_MARKER ("" = end of turn), BENCH_TAIL, BENCH_KEY_MS,
-// BENCH_IDLE_MS, BENCH_TIMEOUT_MS, BENCH_SHOT (a screenshot after the turn).
+// BENCH_IDLE_MS, BENCH_TIMEOUT_MS, BENCH_SHOT (a screenshot after the turn), BENCH_PROFILE.
 
+import { writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { chatFrame, launchBrowser, poll, quickPick, runCommand } from "../../tests/vscode/workbench.mjs";
 
@@ -207,6 +208,13 @@ async function main() {
     await chat.locator("#input").fill(env.BENCH_PROMPT);
     say({ phase: "ready" });
     await lines.next();
+    // BENCH_PROFILE=FILE: a V8 CPU profile of the renderer (workbench and webview) in the turn.
+    const cdp = env.BENCH_PROFILE ? await page.context().newCDPSession(page) : null;
+    if (cdp) {
+      await cdp.send("Profiler.enable");
+      await cdp.send("Profiler.setSamplingInterval", { interval: 250 });
+      await cdp.send("Profiler.start");
+    }
     await chat.locator("#input").press("Enter");
     await page.locator(EDITOR_LINES).click();
     let done = false;
@@ -219,6 +227,10 @@ async function main() {
     })();
     const due = await typeKeys(page, () => done);
     await watcher;
+    if (cdp) {
+      const { profile } = await cdp.send("Profiler.stop");
+      writeFileSync(env.BENCH_PROFILE, JSON.stringify(profile));
+    }
     const r = await chat.evaluate(() => window.__bench);
     const keys = await keyFigures(page, due, offset, before);
     const figures = await chat.evaluate(chatFigures);
