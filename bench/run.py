@@ -10,6 +10,9 @@ Each client runs in its own process; where figures are compared they are measure
 alternately in the same run, so a busy machine slows them alike. The results go to
 bench/results/latest.md (the table in docs/performance.md) and latest.json (for tracking);
 logs of the run go to bench/results/run.tmp/ (not committed).
+
+The front ends under load are separate scripts, not part of this suite (they need real
+editors): bench/nvim_bench.py (Neovim) and bench/vscode_bench.py (VS Code in code-server).
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@
 //
 // Environment: ACP_LSP_VSCODE_TOOLS, CODE_SERVER_URL, ACP_LSP_WORKSPACE, CHROMIUM,
 // BENCH_MODE, BENCH_PROMPT, BENCH_MARKER ("" = end of turn), BENCH_TAIL, BENCH_KEY_MS,
-// BENCH_IDLE_MS, BENCH_TIMEOUT_MS, BENCH_SHOT (a screenshot after the turn), BENCH_PROFILE.
+// BENCH_IDLE_MS, BENCH_TIMEOUT_MS, BENCH_SHOT (a screenshot after the turn), BENCH_PROFILE,
+// BENCH_SETTLE_MS (a pause once the session is ready, before anything is timed; 3000).
 
 import { writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -192,6 +193,9 @@ async function main() {
     await chat.locator("#new").click();
     await poll(async () => (await chat.locator("#statusline").innerText()).includes("Idle"), "the new session", 60_000);
     log("session ready");
+    // Let the workbench settle (start-up work after the window opened made keys 200 ms late
+    // in some runs with nothing else going on).
+    await sleep(Number(env.BENCH_SETTLE_MS || 3000));
     const before = await page.evaluate(watchEditor, EDITOR_LINES);
     const offset = await clockOffset(page);
     if (mode === "idle") {
