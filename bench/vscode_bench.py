@@ -202,7 +202,7 @@ def run_vscode(vsix: Path, prompt: str, marker: str | None, tail: int) -> JsonOb
         workspace.mkdir()
         (workspace / "notes.txt").write_text("")
         # The agent in the workspace's acp-lsp.toml too: with VS Code's settings alone the
-        # chat's picker sometimes lacked "flood" (1 run in 4; cause not found). camelCase keys:
+        # chat's picker sometimes lacked "flood" (2 runs of ~10; cause not found). camelCase keys:
         # `default_agent` here beside `defaultAgent` from the settings fails the whole config.
         agent = settings(prompt)["acpLsp.agents"]["flood"]
         (workspace / "acp-lsp.toml").write_text(
