@@ -50,6 +50,7 @@ class Hub:
         self._factory = backend_factory
         self.backends: dict[str, Backend] = {}
         self.sessions: dict[str, Session] = {}
+        self._ids_used: set[str] = set()  # every editor-facing id this server has given
         self.turns: dict[str, Turn] = {}
         self.tasks = TaskOwner("hub")
         self.workspace_folders: list[str] = []
@@ -117,11 +118,14 @@ class Hub:
             )
         return session
 
-    def id_taken(self, session_id: str) -> bool:
-        return session_id in self.sessions
+    def id_taken(self, session_id: str, *, ever: bool = False) -> bool:
+        """In use, or (``ever``) used by any session of this server: a new conversation never
+        gets the id of a closed one, whose notifications and history editors still hold."""
+        return session_id in self.sessions or (ever and session_id in self._ids_used)
 
     def _register(self, session: Session) -> Session:
         self.sessions[session.session_id] = session
+        self._ids_used.add(session.session_id)
         return session
 
     async def new_session(
@@ -188,6 +192,7 @@ class Hub:
         self.sessions.pop(old, None)
         session.session_id = session_id
         self.sessions[session_id] = session
+        self._ids_used.add(session_id)
         self.editor.rekeyed(session, old)
 
     async def close_session(self, session_id: str) -> None:

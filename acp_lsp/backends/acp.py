@@ -39,7 +39,7 @@ class AcpBackend(AcpAgent):
         *,
         environ: Mapping[str, str],
         secrets: SecretStore,
-        id_taken: Callable[[str], bool] = lambda _sid: False,
+        id_taken: Callable[..., bool] = lambda _sid, ever=False: False,
         on_send: Callable[[JsonObject], None] | None = None,
     ) -> None:
         super().__init__(name, config, editor, environ=environ, secrets=secrets, on_send=on_send)
@@ -89,10 +89,12 @@ class AcpBackend(AcpAgent):
         agent_sid = self._agent_ids.pop(session.session_id, session.session_id)
         self._agent_ids[session_id] = agent_sid
 
-    def _adopt(self, agent_sid: str, cwd: str, dirs: list[str]) -> Session:
+    def _adopt(self, agent_sid: str, cwd: str, dirs: list[str], *, new: bool = True) -> Session:
+        """Track an agent session under an editor-facing id: the agent's own unless another
+        session has it (or, for a new or forked session, ever had it)."""
         editor_sid = agent_sid
         suffix = 1
-        while self._id_taken(editor_sid) or editor_sid in self._agent_ids:
+        while self._id_taken(editor_sid, ever=new) or editor_sid in self._agent_ids:
             # another agent (or an earlier process of this one) uses the id already
             editor_sid = f"{self.name}/{agent_sid}" + (f"#{suffix}" if suffix > 1 else "")
             suffix += 1
@@ -158,7 +160,7 @@ class AcpBackend(AcpAgent):
         if method == "session/resume" and known is not None:
             session = self._readopt(agent_sid, known[1])  # nothing is replayed: keep it
         else:
-            session = self._adopt(agent_sid, cwd, dirs)
+            session = self._adopt(agent_sid, cwd, dirs, new=False)
         try:
             result = await self.call(method, params)
         except BackendError:

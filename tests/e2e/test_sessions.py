@@ -298,3 +298,31 @@ async def test_authentication_flow(tmp_path: Path, workspace: Path) -> None:
     assert await editor.acp(p.ACP_AUTHENTICATE, {"agent": "auth", "methodId": "key"}) == {}
     assert (await editor.new_session())["agent"] == "auth"
     await editor.shutdown_session()
+
+
+def says(text: str) -> dict[str, Any]:
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    return {"on": {"session/prompt": [{"update": chunk}]}}
+
+
+async def test_a_new_session_never_takes_the_id_of_a_closed_one(
+    tmp_path: Path, workspace: Path
+) -> None:
+    # Two agents that both number their sessions scripted-1, scripted-2, …: once a's
+    # scripted-1 is closed, b's scripted-1 is another conversation. Under the same id an
+    # editor would show it inside the old one's transcript (and the history would mix them).
+    agents = {}
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        agents[name] = scripted(says(f"from {name}"), tmp_path / name)
+    settings = with_fast_demo({"agents": agents, "defaultAgent": "a"})
+    editor = await start_editor(tmp_path, workspace, "neovim", settings)
+    first = (await editor.new_session(agent="a"))["sessionId"]
+    await editor.prompt(first, "hello a")
+    assert await editor.acp(p.ACP_CLOSE_SESSION, {"sessionId": first}) == {}
+    second = (await editor.new_session(agent="b"))["sessionId"]
+    assert second != first
+    await editor.prompt(second, "hello b")
+    assert editor.sessions[second].message_texts() == ["hello b", "from b"]
+    assert editor.sessions[first].message_texts() == ["hello a", "from a"]
+    await editor.shutdown_session()
