@@ -4,6 +4,7 @@ import * as vscode from "vscode";
 import type { ChatController } from "./chat/controller";
 import type { ChatViewProvider } from "./chat/view";
 import type { Prompts } from "./prompts";
+import { searchPick } from "./searchPick";
 import type { AcpServer } from "./server";
 import type * as protocol from "./protocol";
 import { confirmDelete, sessionCommands } from "./sessionCommands";
@@ -59,21 +60,15 @@ async function pickAgent(store: SessionStore, title: string): Promise<string | u
 
 /** The session history: a searchable pick (the query searches titles and message text). */
 async function pickStoredSession(store: SessionStore): Promise<protocol.SessionInfo | undefined> {
-  type Item = vscode.QuickPickItem & { info?: protocol.SessionInfo };
-  const pick = vscode.window.createQuickPick<Item>();
-  pick.title = "Session history";
-  pick.placeholder = "Search titles and messages";
-  pick.matchOnDescription = true;
-  let generation = 0;
-  const load = async (query: string): Promise<void> => {
-    const mine = ++generation;
-    pick.busy = true;
-    try {
+  const picked = await searchPick({
+    title: "Session history",
+    placeholder: "Search titles and messages",
+    debounceMs: 150,
+    searchOnShow: true,
+    search: async (value) => {
+      const query = value.trim();
       const result = await store.listSessions(query ? { query, limit: 200 } : { limit: 200 });
-      if (mine !== generation) {
-        return;
-      }
-      pick.items = result.sessions.map((s) => ({
+      return result.sessions.map((s) => ({
         label: s.title || s.sessionId,
         description: [s.agent, s.live ? "open" : s.stored ? "stored" : "agent", s.messageCount ? `${s.messageCount} messages` : ""]
           .filter(Boolean)
@@ -81,29 +76,9 @@ async function pickStoredSession(store: SessionStore): Promise<protocol.SessionI
         detail: [s.updatedAt, s.cwd].filter(Boolean).join(" · "),
         info: s,
       }));
-    } finally {
-      if (mine === generation) {
-        pick.busy = false;
-      }
-    }
-  };
-  return new Promise((resolve) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    pick.onDidChangeValue((value) => {
-      clearTimeout(timer);
-      timer = setTimeout(() => void load(value.trim()), 150);
-    });
-    pick.onDidAccept(() => {
-      resolve(pick.selectedItems[0]?.info);
-      pick.hide();
-    });
-    pick.onDidHide(() => {
-      resolve(undefined);
-      pick.dispose();
-    });
-    pick.show();
-    void load("");
+    },
   });
+  return picked?.info;
 }
 
 function isDoctorOptions(value: unknown): value is { agents: string[] } {

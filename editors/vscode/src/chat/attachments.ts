@@ -31,6 +31,8 @@ export interface PromptTarget {
 }
 
 const FILE_CACHE_MS = 5_000;
+/** What the attach menu offers (the `@` list offers diagnostics, symbol and image too). */
+type AttachKind = "path" | "diagnostics" | "symbol" | "workspaceSymbol" | "image";
 const MAX_FILES = 5_000;
 const SEVERITY: DiagnosticItem["severity"][] = ["error", "warning", "info", "hint"];
 
@@ -157,16 +159,9 @@ export class PromptAttachments implements vscode.Disposable {
   }
 
   async attachMention(item: MentionItem): Promise<void> {
-    switch (item.kind) {
-      case "diagnostics":
-        this.addDiagnostics();
-        return;
-      case "symbol":
-        await this.addSymbol();
-        return;
-      case "image":
-        await this.addImageFile();
-        return;
+    if (item.kind === "diagnostics" || item.kind === "symbol" || item.kind === "image") {
+      await this.attachKind(item.kind);
+      return;
     }
     const uri = (await this.workspaceFiles()).uris.get(item.label);
     if (!uri) {
@@ -299,7 +294,7 @@ export class PromptAttachments implements vscode.Disposable {
   // -- the attach menu ------------------------------------------------------------------------
 
   async pick(): Promise<void> {
-    const choice = await vscode.window.showQuickPick(
+    const choice = await vscode.window.showQuickPick<vscode.QuickPickItem & { id: AttachKind }>(
       [
         { label: "$(file) File or Folder…", id: "path" },
         { label: "$(warning) Diagnostics of the Active File", id: "diagnostics" },
@@ -309,7 +304,14 @@ export class PromptAttachments implements vscode.Disposable {
       ],
       { title: "Add context to the prompt" },
     );
-    switch (choice?.id) {
+    if (choice) {
+      await this.attachKind(choice.id);
+    }
+  }
+
+  /** What the attach menu and the `@` actions (diagnostics, symbol, image) offer, asked for. */
+  private async attachKind(kind: AttachKind): Promise<void> {
+    switch (kind) {
       case "path": {
         const picked = await vscode.window.showOpenDialog({ canSelectFiles: true, canSelectFolders: true, canSelectMany: true });
         for (const uri of picked ?? []) {

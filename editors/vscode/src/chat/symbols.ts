@@ -3,6 +3,7 @@
 
 import * as vscode from "vscode";
 import type { SymbolRange } from "../model/attachments";
+import { searchPick } from "../searchPick";
 
 export interface SymbolChoice extends vscode.QuickPickItem {
   symbol: vscode.DocumentSymbol;
@@ -35,37 +36,22 @@ export async function documentSymbolChoices(uri: vscode.Uri): Promise<SymbolChoi
 }
 
 /** A quick pick over workspace/symbol, queried as the user types. */
-export function pickWorkspaceSymbol(): Promise<vscode.SymbolInformation | undefined> {
-  return new Promise((resolve) => {
-    const pick = vscode.window.createQuickPick<vscode.QuickPickItem & { symbol: vscode.SymbolInformation }>();
-    pick.title = "Attach a workspace symbol";
-    pick.placeholder = "Type a symbol's name";
-    pick.matchOnDescription = true;
-    let query = 0;
-    pick.onDidChangeValue(async (value) => {
-      const mine = ++query;
-      pick.busy = true;
+export async function pickWorkspaceSymbol(): Promise<vscode.SymbolInformation | undefined> {
+  const picked = await searchPick({
+    title: "Attach a workspace symbol",
+    placeholder: "Type a symbol's name",
+    debounceMs: 0,
+    searchOnShow: false,
+    search: async (value) => {
       const found = await vscode.commands.executeCommand<vscode.SymbolInformation[] | undefined>("vscode.executeWorkspaceSymbolProvider", value);
-      if (mine !== query) {
-        return; // a newer query is on its way
-      }
-      pick.busy = false;
-      pick.items = (found ?? []).slice(0, 200).map((symbol) => ({
+      return (found ?? []).slice(0, 200).map((symbol) => ({
         label: symbol.name,
         description: `${vscode.SymbolKind[symbol.kind]} · ${vscode.workspace.asRelativePath(symbol.location.uri, false)}`,
         symbol,
       }));
-    });
-    pick.onDidAccept(() => {
-      resolve(pick.selectedItems[0]?.symbol);
-      pick.hide();
-    });
-    pick.onDidHide(() => {
-      resolve(undefined);
-      pick.dispose();
-    });
-    pick.show();
+    },
   });
+  return picked?.symbol;
 }
 
 function innermost(symbols: vscode.DocumentSymbol[], name: string, at: vscode.Position): vscode.DocumentSymbol | undefined {

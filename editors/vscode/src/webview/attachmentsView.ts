@@ -5,21 +5,20 @@
 import type { AttachmentChip } from "../model/attachments";
 import { applyMention, mentionAt, type MentionItem } from "../model/mentions";
 import type { AttachmentMessage } from "../model/messages";
-import { popupOnKey, type Popup } from "./completion";
+import { ListPopup } from "./completion";
 import { renderChips, renderMentionList } from "./renderAttachments";
 
-export class AttachmentsView implements Popup {
-  private items: MentionItem[] = [];
-  selected = 0;
+export class AttachmentsView extends ListPopup<MentionItem> {
   private mention: { start: number; query: string } | undefined;
 
   constructor(
     private readonly input: HTMLTextAreaElement,
-    private readonly popup: HTMLElement,
+    popup: HTMLElement,
     private readonly chipList: HTMLElement,
     attachButton: HTMLElement,
     private readonly post: (message: AttachmentMessage) => void,
   ) {
+    super(popup, renderMentionList);
     input.addEventListener("input", () => this.update());
     input.addEventListener("paste", (event) => this.paste(event));
     attachButton.addEventListener("click", () => this.post({ type: "attachMenu" }));
@@ -36,10 +35,6 @@ export class AttachmentsView implements Popup {
         this.post({ type: "removeAttachment", id: button.dataset.remove });
       }
     });
-  }
-
-  get open(): boolean {
-    return this.items.length > 0;
   }
 
   /** Ask the host for matches of the `@query` at the caret (or close the list). */
@@ -67,16 +62,6 @@ export class AttachmentsView implements Popup {
     this.chipList.hidden = items.length === 0;
   }
 
-  render(): void {
-    this.popup.hidden = this.items.length === 0;
-    this.popup.innerHTML = renderMentionList(this.items, this.selected);
-  }
-
-  close(): void {
-    this.items = [];
-    this.render();
-  }
-
   private choose(index: number): void {
     const item = this.items[index];
     const mention = this.mention;
@@ -93,17 +78,8 @@ export class AttachmentsView implements Popup {
     this.post({ type: "attach", item });
   }
 
-  get count(): number {
-    return this.items.length;
-  }
-
   chooseSelected(): void {
     this.choose(this.selected);
-  }
-
-  /** Handle a key while the list is open; true when it was used. */
-  onKey(event: KeyboardEvent): boolean {
-    return popupOnKey(this, event);
   }
 
   /** Pasted images go to the host, which attaches them or says why not. */

@@ -76,3 +76,39 @@ export function popupOnKey(popup: Popup, event: { key: string; shiftKey: boolean
   event.preventDefault();
   return true;
 }
+
+/** A list popup under the input: its items, the selected one, how it renders and its keys. */
+export abstract class ListPopup<T> implements Popup {
+  protected items: T[] = [];
+  selected = 0;
+
+  constructor(
+    protected readonly popup: HTMLElement,
+    private readonly renderList: (items: T[], selected: number) => string,
+  ) {}
+
+  get open(): boolean {
+    return this.items.length > 0;
+  }
+
+  get count(): number {
+    return this.items.length;
+  }
+
+  render(): void {
+    this.popup.hidden = this.items.length === 0;
+    this.popup.innerHTML = this.renderList(this.items, this.selected);
+  }
+
+  close(): void {
+    this.items = [];
+    this.render();
+  }
+
+  abstract chooseSelected(): void;
+
+  /** Handle a key while the list is open; true when it was used. */
+  onKey(event: KeyboardEvent): boolean {
+    return popupOnKey(this, event);
+  }
+}
