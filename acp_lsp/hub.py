@@ -207,10 +207,19 @@ class Hub:
             self.editor.set_status(session, "closed")
             self.sessions.pop(session_id, None)
 
-    async def delete_session(self, session_id: str, agent: str | None) -> None:
+    async def delete_session(
+        self, session_id: str, agent: str | None, *, stored: bool = False
+    ) -> None:
+        """Delete it on the agent's side where offered. A session whose stored copy was just
+        removed (``stored``) is deleted even when its agent cannot delete it or no longer has
+        it; either way a live one is not left running."""
         live = self.sessions.get(session_id)
-        backend = self.backend(agent or (live.agent if live else None))
-        await backend.delete_session(session_id)
+        try:
+            backend = self.backend(agent or (live.agent if live else None))
+            await backend.delete_session(session_id)
+        except BackendError as exc:
+            if not stored or exc.code not in (p.NOT_SUPPORTED, p.AGENT_ERROR, p.UNKNOWN_AGENT):
+                raise
         if live is not None:
             await self.close_session(session_id)
 

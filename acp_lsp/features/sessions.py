@@ -144,14 +144,7 @@ def register(server: AcpLanguageServer) -> None:
         stored = False
         if server.settings.history.enabled:
             stored = await server.history().forget(params.session_id)
-        try:
-            await server.hub.delete_session(params.session_id, params.agent)
-        except BackendError as exc:
-            # a stored session the agent cannot delete (or no longer has) is still deleted here
-            if not stored or exc.code not in (p.NOT_SUPPORTED, p.AGENT_ERROR, p.UNKNOWN_AGENT):
-                raise
-            if params.session_id in server.hub.sessions:  # deleted: not left running
-                await server.hub.close_session(params.session_id)
+        await server.hub.delete_session(params.session_id, params.agent, stored=stored)
         return {}
 
     @feature(p.ACP_SET_FOLLOW)

@@ -69,9 +69,9 @@ class History:
         offset = int(cursor) if cursor and cursor.isdigit() else 0
         found: dict[str, JsonObject] = {}
         store = await self._store()
-        deleted = await store.run(store.deleted) if store is not None else set()
         if not query:
             # what the agent itself lists (ACP session/list, AAP GET /sessions) and live ones
+            deleted = await store.run(store.deleted) if store is not None else set()
             listed: list[JsonObject] = []
             try:
                 listed = await self.hub.list_sessions(agent)
