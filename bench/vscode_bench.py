@@ -98,24 +98,21 @@ def processes(server_pid: int, driver_pid: int) -> dict[str, list[int]]:
 
 
 def sample(found: dict[str, list[int]]) -> dict[str, dict[str, float]]:
-    """RSS and CPU time of each group of processes (summed)."""
+    """RSS and CPU time of each group of processes (summed), each process read once."""
     out: dict[str, dict[str, float]] = {}
-    sizes = []
-    for pid in found["renderer"]:
-        with contextlib.suppress(OSError):
-            sizes.append(proc_status(pid)["rss_mb"])
-    # The workbench's renderer, which runs the chat webview too (same origin, same process).
-    out["main_renderer"] = {"rss_mb": max(sizes, default=0.0), "cpu_s": 0.0}
     for name, pids in found.items():
-        total = {"rss_mb": 0.0, "cpu_s": 0.0}
+        statuses = []
         for pid in pids:
-            try:
-                status = proc_status(pid)
-            except OSError:
-                continue
-            total["rss_mb"] += status["rss_mb"]
-            total["cpu_s"] += status["cpu_s"]
-        out[name] = total
+            with contextlib.suppress(OSError):
+                statuses.append(proc_status(pid))
+        out[name] = {
+            "rss_mb": sum(s["rss_mb"] for s in statuses),
+            "cpu_s": sum(s["cpu_s"] for s in statuses),
+        }
+        if name == "renderer":
+            # The workbench's renderer, which runs the chat webview too (same origin, process).
+            rss = max((s["rss_mb"] for s in statuses), default=0.0)
+            out["main_renderer"] = {"rss_mb": rss, "cpu_s": 0.0}
     return out
 
 
