@@ -120,6 +120,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     doctor.add_argument("--timeout", type=float, default=60.0, help="seconds per agent start")
     doctor.add_argument("--workspace", default=None, help="the project folder (default: cwd)")
     doctor.add_argument("--no-agents", action="store_true", help="do not start any agent")
+    doctor.add_argument(
+        "--editor-settings",
+        default=None,
+        metavar="FILE",
+        help="a JSON object of the settings an editor sends as initializationOptions "
+        "(agents defined there are checked too); - reads stdin",
+    )
     args = parser.parse_args(argv)
     _setup_logging(args.log_file, args.verbose)
     if args.command == "demo":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 import shutil
@@ -40,9 +41,31 @@ class Row:
     detail: str
 
 
-def check_config(workspace: Path) -> tuple[list[Row], list[JsonObject]]:
+def read_editor_settings(arg: str) -> tuple[JsonObject | None, Row]:
+    """The settings an editor would send as initializationOptions (``-``: stdin), so that
+    doctor sees the agents an editor defines in its own settings too."""
+    label = "editor settings"
+    try:
+        text = sys.stdin.read() if arg == "-" else Path(arg).read_text(encoding="utf-8")
+        data = json.loads(text)
+    except OSError as exc:
+        return None, Row(label, FAIL, f"{arg}: cannot read ({exc.strerror or exc})")
+    except ValueError as exc:
+        return None, Row(label, FAIL, f"{arg}: not JSON ({exc})")
+    if not isinstance(data, dict):
+        return None, Row(label, FAIL, f"{arg}: not a JSON object")
+    agents = data.get("agents")
+    count = len(agents) if isinstance(agents, dict) else 0
+    return data, Row(label, OK, f"{'stdin' if arg == '-' else arg}: read ({count} agents)")
+
+
+def check_config(
+    workspace: Path, editor_settings: str | None = None
+) -> tuple[list[Row], list[JsonObject], JsonObject | None]:
+    """The config files' rows, the settings sources (lowest first) and the editor's own."""
     rows: list[Row] = []
     sources: list[JsonObject] = []
+    editor: JsonObject | None = None
     for label, path in (
         ("user config", user_config_path(os.environ)),
         ("workspace config", workspace / "acp-lsp.toml"),
@@ -57,13 +80,19 @@ def check_config(workspace: Path) -> tuple[list[Row], list[JsonObject]]:
             continue
         sources.append(data)
         rows.append(Row(label, OK, f"{path}: read ({len(data.get('agents') or {})} agents)"))
+    if editor_settings is not None:
+        # the editor's settings come last: they win over the files, as in the server
+        editor, row = read_editor_settings(editor_settings)
+        rows.append(row)
+        if editor is not None:
+            sources.append(editor)
     settings, problems = load_settings(sources)
     for problem in problems:
         rows.append(Row("settings", FAIL, problem))
     rows.append(
         Row("agents", OK, f"{len(settings.agents)} configured, default {settings.default!r}")
     )
-    return rows, sources
+    return rows, sources, editor
 
 
 def check_data_dir() -> Row:
@@ -81,7 +110,11 @@ def check_data_dir() -> Row:
 
 
 async def check_agents(
-    workspace: Path, names: list[str] | None, timeout: float, sources: list[JsonObject]
+    workspace: Path,
+    names: list[str] | None,
+    timeout: float,
+    sources: list[JsonObject],
+    editor: JsonObject | None = None,
 ) -> list[Row]:
     settings, _ = load_settings(sources)
     wanted = names or sorted(settings.agents)
@@ -100,6 +133,15 @@ async def check_agents(
         starts[name] = {"startTimeout": timeout, "requestTimeout": timeout}
     if not starts:
         return rows
+    # the server reads the files itself; what only the editor defines travels as an editor's
+    # initializationOptions would, with doctor's timeouts on top
+    init: JsonObject = dict(editor or {})
+    listed = init.get("agents")
+    editor_agents: JsonObject = listed if isinstance(listed, dict) else {}
+    init["agents"] = {
+        **editor_agents,
+        **{name: {**(editor_agents.get(name) or {}), **t} for name, t in starts.items()},
+    }
     client = LanguageClient("acp-lsp-doctor", __version__, protocol_cls=AcpClientProtocol)
     await client.start_io(sys.executable, "-m", "acp_lsp", env={**os.environ})
     try:
@@ -108,7 +150,7 @@ async def check_agents(
                 capabilities=types.ClientCapabilities(experimental={"acp": {}}),
                 root_uri=workspace.as_uri(),
                 workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-                initialization_options={"agents": starts},
+                initialization_options=init,
             )
         )
         client.initialized(types.InitializedParams())
@@ -166,9 +208,12 @@ def run_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     logging.getLogger("pygls").setLevel(logging.ERROR)  # the table says what matters
     workspace = Path(args.workspace or os.getcwd()).resolve()
-    rows, sources = check_config(workspace)
+    editor_settings: str | None = getattr(args, "editor_settings", None)
+    rows, sources, editor = check_config(workspace, editor_settings)
     rows.append(check_data_dir())
     if not args.no_agents:
-        rows += asyncio.run(check_agents(workspace, args.agent or None, args.timeout, sources))
+        rows += asyncio.run(
+            check_agents(workspace, args.agent or None, args.timeout, sources, editor)
+        )
     render(rows, out)
     return 1 if any(r.state == FAIL for r in rows) else 0

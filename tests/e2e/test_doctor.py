@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,7 +13,9 @@ import pytest
 pytestmark = pytest.mark.timeout(180)
 
 
-def doctor(tmp_path: Path, workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def doctor(
+    tmp_path: Path, workspace: Path, *args: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
@@ -23,6 +26,7 @@ def doctor(tmp_path: Path, workspace: Path, *args: str) -> subprocess.CompletedP
         [sys.executable, "-m", "acp_lsp", "doctor", "--workspace", str(workspace), *args],
         capture_output=True,
         text=True,
+        input=stdin,
         timeout=150,
         env=env,
     )
@@ -56,3 +60,32 @@ def test_broken_config_and_agents_are_named(tmp_path: Path, workspace: Path) -> 
     crash = next(line for line in out.splitlines() if "agent crash" in line)
     assert "FAIL" in crash and "exit code 3" in crash and "boom" in crash  # its stderr too
     assert "3 problem(s)" in out
+
+
+def test_agents_only_in_the_editor_settings_are_checked(tmp_path: Path, workspace: Path) -> None:
+    """VS Code's Run Doctor passes its `acpLsp.agents` this way: an agent no file defines."""
+    editor = {
+        "agents": {
+            "mine": {
+                "command": sys.executable,
+                "args": ["-m", "acp_lsp", "demo-agent"],
+                "env": {"ACP_DEMO_DELAY": "0"},
+            }
+        },
+        "defaultAgent": "mine",
+    }
+    args = ("--editor-settings", "-", "--agent", "mine", "--timeout", "30")
+    result = doctor(tmp_path, workspace, *args, stdin=json.dumps(editor))
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert any("editor settings" in line and "read (1 agents)" in line for line in lines)
+    mine = next(line for line in lines if "agent mine" in line)
+    assert " ok " in mine and "session started" in mine
+    assert any("default 'mine'" in line for line in lines)
+
+
+def test_unreadable_editor_settings_are_named(tmp_path: Path, workspace: Path) -> None:
+    result = doctor(tmp_path, workspace, "--editor-settings", "-", "--no-agents", stdin="{oops")
+    assert result.returncode == 1, result.stdout + result.stderr
+    row = next(line for line in result.stdout.splitlines() if "editor settings" in line)
+    assert "FAIL" in row and "not JSON" in row

@@ -110,11 +110,14 @@ export class AcpServer implements vscode.Disposable {
       ...cmd.args,
       "doctor",
       ...(cwd ? ["--workspace", cwd] : []),
+      // the agents defined only in acpLsp.agents: on stdin, as they may carry env values
+      "--editor-settings",
+      "-",
       ...agents.flatMap((a) => ["--agent", a]),
     ];
     this.output.info(`running: ${cmd.command} ${args.join(" ")}`);
     return new Promise((resolve) => {
-      execFile(
+      const child = execFile(
         cmd.command,
         args,
         { cwd, env: { ...process.env, ...cmd.env }, timeout: 300_000 },
@@ -125,6 +128,7 @@ export class AcpServer implements vscode.Disposable {
           resolve({ code, output });
         },
       );
+      child.stdin?.end(JSON.stringify(serverConfiguration(readSettings())));
     });
   }
 

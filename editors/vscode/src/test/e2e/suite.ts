@@ -787,3 +787,31 @@ test("Run Doctor asks which agent to start, runs acp-lsp doctor on it and report
   assert(!/agent claude/.test(result.output), "only the picked agent was started");
   assertEqual(result.summary, "0 problem(s), 0 warning(s)", "the notification's summary");
 });
+
+test("Run Doctor checks an agent defined only in the acpLsp.agents setting", async () => {
+  const a = await api();
+  const python = process.env.ACP_LSP_PYTHON;
+  assert(python, "ACP_LSP_PYTHON is set by the test runner");
+  const settings = vscode.workspace.getConfiguration("acpLsp");
+  await settings.update(
+    "agents",
+    { mine: { command: python, args: ["-m", "acp_lsp", "demo-agent"], env: { ACP_DEMO_DELAY: "0" }, title: "Mine (settings)" } },
+    vscode.ConfigurationTarget.Global,
+  );
+  try {
+    await waitFor(async () => (await a.store.listAgents()).some((agent) => agent.name === "mine"), "the agent listed");
+    const prompts = answerPrompts(a, { pick: pickByLabel("Mine (settings)") });
+    let result: { code: number | null; output: string } | undefined;
+    try {
+      result = await vscode.commands.executeCommand("acpLsp.doctor");
+    } finally {
+      prompts.dispose();
+    }
+    assert(result, "the command ran doctor");
+    assertEqual(result.code, 0, `doctor's exit code; output:\n${result.output}`);
+    assert(/editor settings +ok +stdin: read \(1 agents\)/.test(result.output), result.output);
+    assert(/agent mine +ok [^\n]*session started/.test(result.output), result.output);
+  } finally {
+    await settings.update("agents", undefined, vscode.ConfigurationTarget.Global);
+  }
+});
