@@ -159,6 +159,10 @@ class Settings(_Model):
     with needsConfirmation) where the client supports them."""
     flush_ms: int = 30
     """Batching window for acp/sessionUpdate notifications."""
+    max_notifications_per_second: int = Field(100, ge=1, le=10_000)
+    """Per session: the most acp/sessionUpdate notifications an editor gets in a second while
+    an agent streams faster. A lower cap means fewer, larger messages; a higher one lets each
+    chunk of a fast stream out sooner (the chunk waits at most one 1/cap slot)."""
     history: HistorySettings = Field(default_factory=HistorySettings)
     registry: RegistrySettings = Field(default_factory=RegistrySettings)
     cancel_grace_s: float = 10.0

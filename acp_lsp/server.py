@@ -128,6 +128,7 @@ class AcpLanguageServer(LanguageServer):
         self.editor.follower.default = settings.follow_along
         self.editor.follower.debounce_s = settings.follow_debounce_ms / 1000
         self.editor.batcher.flush_s = settings.flush_ms / 1000
+        self.editor.batcher.min_gap = 1 / settings.max_notifications_per_second
         if self._history is not None:
             self._history.recorder.enabled = settings.history.enabled
 

@@ -45,6 +45,7 @@ TS_SDK = ROOT / ".cache" / "peers" / "ts-sdk" / "node_modules" / "@agentclientpr
 TS_SDK_2 = ROOT / ".cache" / "peers" / "ts-sdk-2" / "node_modules" / "@agentclientprotocol" / "sdk"
 CHUNK_SIZE = 40
 FLUSH_MS = 30  # the server's default flushMs: the latency goal is relative to it
+FAST_CAP = 500  # a raised notification cap, to show what the default 100/s costs in latency
 
 
 @dataclass
@@ -120,13 +121,19 @@ class Runner:
         self.node = shutil.which("node")
         self._runs = 0
 
-    def client(self, argv: list[str], timeout: float = 300, before: bool = False) -> JsonObject:
+    def client(
+        self,
+        argv: list[str],
+        timeout: float = 300,
+        before: bool = False,
+        extra_env: dict[str, str] | None = None,
+    ) -> JsonObject:
         """Run one client process; its last stdout line is its JSON result.
 
         ``before``: the server it starts is the ``--against`` tree's."""
         self._runs += 1
         log = self.log_dir / f"{self._runs:03d}-{Path(argv[1]).stem}.log"
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "PYTHONPATH": str(ROOT), **(extra_env or {})}
         if before:
             assert self.against is not None
             env["BENCH_SERVER_ROOT"] = str(self.against)
@@ -144,8 +151,11 @@ class Runner:
         result: JsonObject = json.loads(lines[-1])
         return result
 
-    def py(self, script: str, *args: object, before: bool = False) -> JsonObject:
-        return self.client([self.python, str(CLIENTS / script), *map(str, args)], before=before)
+    def py(
+        self, script: str, *args: object, before: bool = False, env: dict[str, str] | None = None
+    ) -> JsonObject:
+        argv = [self.python, str(CLIENTS / script), *map(str, args)]
+        return self.client(argv, before=before, extra_env=env)
 
     def variants(self) -> list[bool]:
         """[False] — or [False, True] with --against: this tree, then the other one."""
@@ -293,7 +303,7 @@ def bench_latency(r: Runner) -> Section:
     newest SDK clients side by side."""
     n = r.p.paced_n
     intervals = (1.0, 5.0, 50.0)
-    keys = ["a", "b", "b''", "c"] + (["c0"] if r.against is not None else [])
+    keys = ["a", "b", "b''", "c", "cf"] + (["c0"] if r.against is not None else [])
     runs: dict[tuple[str, float], list[JsonObject]] = {
         (k, ms): [] for k in keys for ms in intervals
     }
@@ -302,7 +312,8 @@ def bench_latency(r: Runner) -> Section:
         if key == "b''":
             return r.ts("paced", count, ms, sdk=TS_SDK_2)
         script = {"a": "raw_reader.py", "b": "sdk_client.py"}.get(key, "lsp_client.py")
-        return r.py(script, "paced", count, ms, before=key == "c0")
+        env = {"BENCH_MAX_RATE": str(FAST_CAP)} if key == "cf" else None
+        return r.py(script, "paced", count, ms, before=key == "c0", env=env)
 
     for ms in intervals:
         count = n if ms < 50 else max(20, n // 10)  # slow paces: fewer chunks, same minutes
@@ -332,6 +343,7 @@ def bench_latency(r: Runner) -> Section:
         "b": "(b) ACP Python SDK 0.12.1 client",
         "b''": f"(b'') ACP TypeScript SDK {sdk_version(TS_SDK_2)} client",
         "c": "(c) LSP editor through acp-lsp",
+        "cf": f"(c) the same, maxNotificationsPerSecond = {FAST_CAP}",
         "c0": "(c) the same, before the changes",
     }
     figures: dict[tuple[str, float], tuple[float, float, float]] = {}
@@ -389,7 +401,9 @@ def bench_latency(r: Runner) -> Section:
         "text). The SDK clients read the agent directly (one hop, no editor): their 'added' is "
         "their own cost over the raw reader. Medians of each run's figures over "
         f"{r.p.latency_repeats} alternating runs. At 1 ms (and 5 ms) the agent sends faster "
-        "than 100 notifications/s: there chunks wait for the next notification by design."
+        "than 100 notifications/s: there chunks wait for the next notification by design. "
+        f"The goals are judged on the default cap (c); the row at {FAST_CAP}/s shows what an "
+        "editor that can take more notifications gets."
     )
     return sec
 

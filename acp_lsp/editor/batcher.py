@@ -3,9 +3,10 @@
 An update that arrives while the session's editor channel is idle goes out at once (on the
 next turn of the event loop, so updates read together still travel together). While the
 agent streams faster than that, updates queue and are joined: the gap between two
-notifications of a session is at least ``min_gap`` (10 ms: at most ~100 notifications a
-second), and while the stream keeps coming it grows by half each time up to ``flush_s`` (the
-``flushMs`` setting, the longest an update may wait), falling back to ``min_gap`` as soon as
+notifications of a session is at least ``min_gap`` (1 / ``maxNotificationsPerSecond``:
+10 ms, ~100 notifications a second, by default), and while the stream keeps coming it
+grows by half each time up to ``flush_s`` (the ``flushMs`` setting, the longest an update
+may wait, never below ``min_gap``), falling back to ``min_gap`` as soon as
 the channel was idle. Adjacent plain text chunks of one message are joined; nothing is
 reordered or dropped. ``seq`` rises by one per notification and session, and a session stays
 *held* until the response that first names it has gone out (its snapshot already contains
@@ -224,7 +225,7 @@ class UpdateBatcher:
             # cap of one notification per min_gap allows
             parts = sum(len(i.parts) if type(i) is _TextRun else 1 for i in items)
             queue.gap = (
-                min(self.flush_s, max(self.min_gap, queue.gap * self.GROWTH))
+                max(self.min_gap, min(self.flush_s, queue.gap * self.GROWTH))
                 if parts >= self.FLOOD_PARTS
                 else max(self.min_gap, queue.gap / self.GROWTH)
             )

@@ -54,7 +54,10 @@ class EditorSide:
         self.server = server
         settings = server.settings
         self.batcher = UpdateBatcher(
-            server.protocol.send_notification_raw, p.ACP_SESSION_UPDATE, settings.flush_ms / 1000
+            server.protocol.send_notification_raw,
+            p.ACP_SESSION_UPDATE,
+            settings.flush_ms / 1000,
+            min_gap=1 / settings.max_notifications_per_second,
         )
         self.permissions = PermissionBroker(
             self._send_request,

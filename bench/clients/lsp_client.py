@@ -193,6 +193,8 @@ def flood_options(prebuild: tuple[int, int] | None, flush_ms: int | None = None)
     }
     if flush_ms is not None:
         options["flushMs"] = flush_ms
+    if rate := os.environ.get("BENCH_MAX_RATE"):  # the notification cap, other than 100/s
+        options["maxNotificationsPerSecond"] = int(rate)
     if os.environ.get("BENCH_HISTORY") == "off":  # history on (the default) vs off
         options["history"] = {"enabled": False}
     return options

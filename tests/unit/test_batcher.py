@@ -361,11 +361,16 @@ class Timers:
     st.lists(
         st.tuples(st.floats(min_value=0, max_value=0.05), st.sampled_from(["m1", "m2", None])),
         max_size=60,
-    )
+    ),
+    # (flushMs, 1 / maxNotificationsPerSecond): the default, a high cap, a cap over flushMs
+    st.sampled_from([(0.03, 0.01), (0.03, 0.002), (0.005, 0.02)]),
 )
-def test_adaptive_order_and_content_are_kept(arrivals: list[tuple[float, str | None]]) -> None:
+def test_adaptive_order_and_content_are_kept(
+    arrivals: list[tuple[float, str | None]], windows: tuple[float, float]
+) -> None:
     """Whatever the timing, the editor gets every chunk once, in order, and at most one
     notification plus the burst per min_gap of the clock."""
+    flush_s, min_gap = windows
     clock = Clock()
     timers = Timers(clock)
     sink = Sink()
@@ -376,7 +381,7 @@ def test_adaptive_order_and_content_are_kept(arrivals: list[tuple[float, str | N
         sink(method, params)
 
     batcher = UpdateBatcher(
-        record, METHOD, flush_s=0.03, min_gap=0.01, clock=clock, schedule=timers
+        record, METHOD, flush_s=flush_s, min_gap=min_gap, clock=clock, schedule=timers
     )
     s = Session("s", "demo", "/w")
     texts = []
@@ -391,7 +396,30 @@ def test_adaptive_order_and_content_are_kept(arrivals: list[tuple[float, str | N
     timers.run_due()
     got = "".join(u["content"]["text"] for u in sink.updates())
     assert got == "".join(texts)
-    # the cap: in any 10 ms, one notification plus the burst at most (so ~100/s)
+    # the cap: in any min_gap, one notification plus the burst at most (so ~100/s by default)
     for start in sent_at:
-        close = [t for t in sent_at if start <= t < start + 0.01 - 1e-9]
+        close = [t for t in sent_at if start <= t < start + min_gap - 1e-9]
         assert len(close) <= 1 + BURST, sent_at
+
+
+def test_a_flood_never_beats_a_cap_set_below_flush_ms() -> None:
+    """maxNotificationsPerSecond = 50 with flushMs = 5: the flood's widening gap is bounded
+    by flushMs, but never below the cap's 20 ms."""
+    clock = Clock()
+    timers = Timers(clock)
+    sent_at: list[float] = []
+    batcher = UpdateBatcher(
+        lambda method, params: sent_at.append(clock.now),
+        METHOD,
+        flush_s=0.005,
+        min_gap=0.02,
+        clock=clock,
+        schedule=timers,
+    )
+    s = Session("s", "demo", "/w")
+    for _ in range(400):  # 100 chunks every ms for 0.4 s
+        batcher.publish(s, [chunk("x") for _ in range(100)])
+        clock.now += 0.001
+        timers.run_due()
+    late = [b - a for a, b in zip(sent_at[BURST:-1], sent_at[BURST + 1 :], strict=True)]
+    assert late and min(late) >= 0.02 - 1e-9, late

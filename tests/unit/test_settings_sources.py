@@ -25,3 +25,11 @@ def test_a_preset_field_given_in_snake_case_overrides_the_preset() -> None:
     settings, problems = load_settings([{"agents": {"claude": {"start_timeout": 12}}}])
     assert problems == []
     assert settings.agents["claude"].start_timeout == 12
+
+
+def test_the_notification_cap_is_a_setting_with_bounds() -> None:
+    settings, problems = load_settings([{"maxNotificationsPerSecond": 500}])
+    assert problems == [] and settings.max_notifications_per_second == 500
+    settings, problems = load_settings([{"maxNotificationsPerSecond": 0}])
+    assert settings.max_notifications_per_second == 100  # the default is kept
+    assert len(problems) == 1 and "maxNotificationsPerSecond" in problems[0], problems
