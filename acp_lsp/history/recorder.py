@@ -18,7 +18,7 @@ from typing import Any
 
 from acp_lsp.history.store import Batch, HistoryStore, SessionRow, StoreError
 from acp_lsp.session import Session
-from acp_lsp.session.messages import Message
+from acp_lsp.session.messages import Message, StreamMark
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class _State:
     dirty: bool = True
     # The last message's index and where its stored copy ends (Message.stream_mark): later
     # text is appended to the store instead of rewriting the whole message.
-    tail: tuple[int, tuple[int, int]] | None = None
+    tail: tuple[int, StreamMark] | None = None
 
 
 class Recorder:
@@ -233,7 +233,7 @@ class Recorder:
         )
         state.extras = False
 
-    def _appended(self, message: Message, mark: tuple[int, int]) -> str | None:
+    def _appended(self, message: Message, mark: StreamMark) -> str | None:
         """The text appended to ``message`` since ``mark``, or None when the stored copy must
         be rewritten (the message changed otherwise, or a secret is in or near the new text)."""
         window = message.text_since(mark, _OVERLAP)

@@ -15,6 +15,9 @@ from collections.abc import Iterable
 
 from acp_lsp.session.jsonish import JSON, intern_key
 
+# Message.stream_mark: (revision, open block's text length, times its parts were joined, parts)
+StreamMark = tuple[int, int, int, int]
+
 
 def _text_of(block: JSON) -> str | None:
     """The text of a text block, or None for any other block (or a text block without text)."""
@@ -45,6 +48,7 @@ class Message:
         "_blocks",
         "_head",
         "_head_extras",
+        "_joins",
         "_open_len",
         "_parts",
         "_rev",
@@ -67,6 +71,7 @@ class Message:
         # length, and a revision that moves on every change other than appending to it.
         self._open_len = 0
         self._rev = 0
+        self._joins = 0  # times _parts were joined into one (a mark's part count is then stale)
 
     def append(self, block: dict[str, JSON]) -> None:
         text = _text_of(block)
@@ -152,6 +157,7 @@ class Message:
             else:
                 joined = "".join(self._parts)
                 self._parts = [joined]  # later snapshots and appends start from one part
+                self._joins += 1
                 tail = {**head, "text": joined}
             self._tail = tail
         return tail
@@ -163,32 +169,45 @@ class Message:
             self._parts = []
             self._rev += 1
 
-    def stream_mark(self) -> tuple[int, int] | None:
+    def stream_mark(self) -> StreamMark | None:
         """Where the open trailing text block stands now, or None when there is none."""
-        return None if self._head is None else (self._rev, self._open_len)
+        if self._head is None:
+            return None
+        return (self._rev, self._open_len, self._joins, len(self._parts))
 
-    def text_since(self, mark: tuple[int, int], overlap: int = 0) -> str | None:
+    def text_since(self, mark: StreamMark, overlap: int = 0) -> str | None:
         """The text appended to the open block since ``mark`` (with up to ``overlap`` characters
         before it), or None when the message changed in any other way since.
 
         Costs what was appended, not the message's length: a long streamed answer is not
         copied again on every read.
         """
-        rev, length = mark
+        rev, length, joins, count = mark
         if self._head is None or rev != self._rev or length > self._open_len:
             return None
         need = self._open_len - max(0, length - overlap)
         if need == 0:
             return ""
-        picked: list[str] = []
-        got = 0
-        for part in reversed(self._parts):
-            picked.append(part)
-            got += len(part)
-            if got >= need:
-                break
-        picked.reverse()
-        joined = picked[0] if len(picked) == 1 else "".join(picked)
+        parts = self._parts
+        if joins == self._joins:
+            # Parts were only appended since the mark: the new ones are parts[count:], joined
+            # in one C call (a Python loop over them cost more than the rest of a flush);
+            # only the overlap is walked back part by part.
+            start, got = count, self._open_len - length
+            while got < need:
+                start -= 1
+                got += len(parts[start])
+            joined = "".join(parts[start:])
+        else:
+            picked: list[str] = []
+            got = 0
+            for part in reversed(parts):
+                picked.append(part)
+                got += len(part)
+                if got >= need:
+                    break
+            picked.reverse()
+            joined = picked[0] if len(picked) == 1 else "".join(picked)
         return joined[len(joined) - need :]
 
 

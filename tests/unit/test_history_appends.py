@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from acp_lsp.history.recorder import Recorder
 from acp_lsp.history.store import MIGRATIONS, HistoryStore
@@ -147,3 +149,28 @@ def test_text_since_returns_only_what_was_appended(overlap: int) -> None:
     assert message.text_since(mark, overlap) == got
     message.append({"type": "image", "data": "", "mimeType": "image/png"})
     assert message.text_since(mark) is None
+
+
+@given(
+    st.lists(st.one_of(st.text(max_size=5), st.sampled_from(["<read>", "<join>"])), max_size=30),
+    st.integers(min_value=0, max_value=8),
+)
+def test_text_since_matches_the_text_whatever_was_read_or_joined(
+    steps: list[str], overlap: int
+) -> None:
+    message = Message("agent")
+    message.append({"type": "text", "text": "start"})
+    mark = message.stream_mark()
+    assert mark is not None
+    text, marked = "start", 5
+    for step in steps:
+        if step == "<join>":
+            message.content()  # a snapshot joins the parts
+        elif step == "<read>":
+            got = message.text_since(mark, overlap)
+            assert got == text[max(0, marked - overlap) :]
+            mark, marked = message.stream_mark() or mark, len(text)
+        else:
+            message.append({"type": "text", "text": step})
+            text += step
+    assert message.text_since(mark, overlap) == text[max(0, marked - overlap) :]
