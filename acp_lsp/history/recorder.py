@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from acp_lsp.history.schema import search_copy
 from acp_lsp.history.store import Batch, HistoryStore, SessionRow, StoreError
 from acp_lsp.session import Session
 from acp_lsp.session.messages import Message, StreamMark
@@ -191,7 +192,7 @@ class Recorder:
                 if appended is not None:
                     mark = live.stream_mark()
                     if appended and mark is not None:
-                        batch.appends.append((sid, idx, appended, appended.casefold()))
+                        batch.appends.append((sid, idx, appended, search_copy(appended)))
                         state.tail = (idx, mark)
                     continue
             message = self._redact(live.to_json())

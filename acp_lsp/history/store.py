@@ -3,7 +3,8 @@
 Rows: a session (metadata, plan/usage/modes as JSON), its messages (by timeline index, with
 a casefolded copy of their text for search), text appended to a message's last text block
 since it was last written whole (so a long streamed answer costs its new text per flush, not
-its length), and its tool calls (their last merged state, review included). ``pos`` is a
+its length; a casefolded copy only where search needs one, see ``search_copy``), and its
+tool calls (their last merged state, review included). ``pos`` is a
 row's place in the session's timeline. Every method here is blocking and runs in the store's
 thread (``HistoryStore.run``), never on the event loop.
 """
@@ -20,59 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from acp_lsp.history.schema import MIGRATIONS, SCHEMA_VERSION
+
 JsonObject = dict[str, Any]
 T = TypeVar("T")
-
-SCHEMA_VERSION = 3
-MIGRATIONS: dict[int, str] = {
-    1: """
-    CREATE TABLE sessions (
-        id TEXT PRIMARY KEY,
-        agent TEXT NOT NULL,
-        agent_session_id TEXT,
-        protocol TEXT,
-        cwd TEXT,
-        title TEXT,
-        title_search TEXT,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        status TEXT,
-        message_count INTEGER NOT NULL DEFAULT 0,
-        extras TEXT
-    );
-    CREATE INDEX sessions_updated ON sessions(updated_at DESC);
-    CREATE TABLE messages (
-        session_id TEXT NOT NULL,
-        idx INTEGER NOT NULL,
-        pos INTEGER NOT NULL,
-        role TEXT NOT NULL,
-        message_id TEXT,
-        content TEXT NOT NULL,
-        search TEXT NOT NULL,
-        PRIMARY KEY (session_id, idx)
-    ) WITHOUT ROWID;
-    CREATE TABLE tool_calls (
-        session_id TEXT NOT NULL,
-        tool_call_id TEXT NOT NULL,
-        pos INTEGER NOT NULL,
-        state TEXT NOT NULL,
-        PRIMARY KEY (session_id, tool_call_id)
-    ) WITHOUT ROWID;
-    """,
-    2: """
-    CREATE TABLE message_appends (
-        session_id TEXT NOT NULL,
-        idx INTEGER NOT NULL,
-        text TEXT NOT NULL,
-        search TEXT NOT NULL
-    );
-    CREATE INDEX message_appends_message ON message_appends(session_id, idx);
-    """,
-    # sessions the user deleted that their agent still lists (it cannot delete them)
-    3: """
-    CREATE TABLE deleted_sessions (id TEXT PRIMARY KEY, deleted_at TEXT NOT NULL) WITHOUT ROWID;
-    """,
-}
 
 
 class StoreError(Exception):
@@ -105,8 +57,8 @@ class Batch:
     )
     # (session_id, tool_call_id, pos | None, state json)
     tool_calls: list[tuple[str, str, int | None, str]] = field(default_factory=list)
-    # (session_id, idx, text, search text): appended to the message's last text block
-    appends: list[tuple[str, int, str, str]] = field(default_factory=list)
+    # (session_id, idx, text, search_copy(text)): appended to the message's last text block
+    appends: list[tuple[str, int, str, str | None]] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.sessions or self.messages or self.tool_calls or self.appends)
@@ -314,7 +266,8 @@ class HistoryStore:
             where.append(
                 "(title_search LIKE ? ESCAPE '\\' OR id IN "
                 "(SELECT session_id FROM messages WHERE search LIKE ? ESCAPE '\\' "
-                "UNION SELECT session_id FROM message_appends WHERE search LIKE ? ESCAPE '\\'))"
+                "UNION SELECT session_id FROM message_appends "
+                "WHERE coalesce(search, text) LIKE ? ESCAPE '\\'))"
             )
             args += [needle, needle, needle]
         sql = (

@@ -17,7 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acp_lsp.history.recorder import Recorder
-from acp_lsp.history.store import MIGRATIONS, HistoryStore
+from acp_lsp.history.schema import MIGRATIONS
+from acp_lsp.history.store import HistoryStore
 from acp_lsp.secret_store import SecretStore
 from acp_lsp.session import Session
 from acp_lsp.session.messages import Message
@@ -56,6 +57,15 @@ class Harness:
         assert store is not None
         return await store.run(store.snapshot, "s1")
 
+    async def found(self, query: str) -> list[str]:
+        """The ids acp/listSessions finds for ``query``."""
+        store = await self.recorder.store()
+        assert store is not None
+        rows = await store.run(
+            lambda: store.list(agent=None, cwd=None, query=query, offset=0, limit=None)
+        )
+        return [row.id for row in rows]
+
     def rows(self, table: str) -> int:
         with sqlite3.connect(self.path) as db:
             return int(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
@@ -72,12 +82,7 @@ async def test_a_streamed_answer_is_appended_then_folded_and_reads_back_whole(
     assert h.rows("message_appends") == 5  # one row per flush, not a rewrite each time
     assert (await h.stored())["messages"] == h.session.snapshot()["messages"]
 
-    store = await h.recorder.store()
-    assert store is not None
-    found = await store.run(
-        lambda: store.list(agent=None, cwd=None, query="PART4", offset=0, limit=None)
-    )
-    assert [row.id for row in found] == ["s1"]  # search sees appended text
+    assert await h.found("PART4") == ["s1"]  # search sees appended text
 
     await h.feed(chunk("thinking", kind="agent_thought_chunk"))  # a new message starts
     assert h.rows("message_appends") == 0  # the answer was written whole again
@@ -174,3 +179,69 @@ def test_text_since_matches_the_text_whatever_was_read_or_joined(
             message.append({"type": "text", "text": step})
             text += step
     assert message.text_since(mark, overlap) == text[max(0, marked - overlap) :]
+
+
+APPENDED = ["Plain ASCII, Mixed Case", " STRASSE", " Straße", " École", " déjà vu", " ΣΊΣΥΦΟΣ"]
+
+
+async def test_search_finds_appended_text_in_any_case_with_a_copy_only_where_needed(
+    tmp_path: Path,
+) -> None:
+    h = Harness(tmp_path / "h.sqlite3")
+    await h.start()
+    await h.feed(chunk("Start:"))
+    for text in APPENDED:
+        await h.feed(chunk(text))
+    assert h.rows("message_appends") == len(APPENDED)
+    with sqlite3.connect(h.path) as db:
+        copies = dict(db.execute("SELECT text, search FROM message_appends").fetchall())
+    # ASCII and already folded text is searched as it is; the rest through a casefolded copy
+    assert copies == {
+        "Plain ASCII, Mixed Case": None,
+        " STRASSE": None,
+        " Straße": " strasse",
+        " École": " école",
+        " déjà vu": None,
+        " ΣΊΣΥΦΟΣ": " σίσυφοσ",
+    }
+    for query in ["mixed case", "MIXED CASE", "ascii, m", "straße", "STRASSE", "école",
+                  "ÉCOLE", "DÉJÀ", "σίσυφος", "Σίσυφος", "100%", "a_b"]:  # fmt: skip
+        expected = [] if query in ("100%", "a_b") else ["s1"]
+        assert await h.found(query) == expected, query
+    assert (await h.stored())["messages"] == h.session.snapshot()["messages"]
+    await h.recorder.close()
+
+
+async def test_a_store_of_schema_3_keeps_its_appends_searchable_and_in_order(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.executescript("\n".join(MIGRATIONS[v] for v in (1, 2, 3)) + "PRAGMA user_version=3;")
+        db.execute(
+            "INSERT INTO sessions (id, agent, created_at, updated_at, message_count) "
+            "VALUES ('old', 'demo', '2026-01-01', '2026-01-01', 1)"
+        )
+        db.execute(
+            "INSERT INTO messages VALUES ('old', 0, 0, 'agent', NULL, ?, 'start')",
+            ('[{"type": "text", "text": "Start"}]',),
+        )
+        # as schema 3 wrote them: every append with its casefolded copy
+        for text in [" Zebra", " Straße", " plain"]:
+            db.execute(
+                "INSERT INTO message_appends VALUES ('old', 0, ?, ?)", (text, text.casefold())
+            )
+    h = Harness(path)
+    await h.start()
+    store = await h.recorder.store()
+    assert store is not None
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == 4
+    old = await store.run(store.snapshot, "old")
+    assert old is not None
+    assert old["messages"][0]["content"] == [{"type": "text", "text": "Start Zebra Straße plain"}]
+    for query in ["ZEBRA", "strasse", "PLAIN"]:
+        assert await h.found(query) == ["old"], query
+    await h.feed(chunk("New "), chunk("Text"))
+    await h.feed(chunk(" APPENDED"))
+    assert await h.found("appended") == ["s1"]
+    await h.recorder.close()

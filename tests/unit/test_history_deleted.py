@@ -6,7 +6,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from acp_lsp.history.store import MIGRATIONS, Batch, HistoryStore, SessionRow
+from acp_lsp.history.schema import MIGRATIONS, SCHEMA_VERSION
+from acp_lsp.history.store import Batch, HistoryStore, SessionRow
 
 ROW = SessionRow(id="s1", agent="demo", created_at="2026-11-25", updated_at="2026-11-25")
 
@@ -34,6 +35,6 @@ def test_a_store_of_schema_2_gains_the_deleted_sessions(tmp_path: Path) -> None:
     store.open()
     try:
         assert store.deleted() == set()
-        assert store.db.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     finally:
         store.close()
