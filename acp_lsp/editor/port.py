@@ -54,7 +54,7 @@ class EditorSide:
         self.server = server
         settings = server.settings
         self.batcher = UpdateBatcher(
-            server.protocol.send_notification_raw,
+            self._send_updates,
             p.ACP_SESSION_UPDATE,
             settings.flush_ms / 1000,
             min_gap=1 / settings.max_notifications_per_second,
@@ -110,6 +110,14 @@ class EditorSide:
             item = await self.server.protocol.send_request_async(method, typed, msg_id=msg_id)
             return {"title": item.title} if item is not None else None
         return await self.server.protocol.send_request_async(method, params, msg_id=msg_id)
+
+    def _send_updates(self, method: str, params: JsonObject) -> None:
+        self.server.protocol.send_notification_raw(method, params)
+        # The history notes what each notification changed (it reads the text itself from the
+        # session): once per notification, not once per streamed chunk.
+        session = self._sessions.get(params["sessionId"])
+        if self.recorder is not None and session is not None:
+            self.recorder.observe(session, params["updates"])
 
     def _withdraw(self, msg_id: str) -> None:
         # raw: pygls would try to unstructure a plain dict as CancelParams and fail
@@ -193,8 +201,6 @@ class EditorSide:
                     self.progress.report(session.session_id, state)
                     self.review.on_tool_call(session, state)
         self.batcher.publish(session, updates)
-        if self.recorder is not None:
-            self.recorder.observe(session, updates)
         if self.transcripts is not None:
             self.transcripts.observe(session, updates)
 

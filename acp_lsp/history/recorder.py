@@ -1,9 +1,10 @@
 """Writes what the editor sees of each session to the store, off the hot path.
 
-``observe`` runs for every batch of updates the editor side publishes, so it only marks what
-changed; a flush task wakes at most every ``interval`` seconds, builds one batch (the tail
-message, new messages, touched tool calls, the session row) and hands it to the store's
-thread. A crash loses at most the last interval; WAL keeps the file consistent.
+``observe`` runs for every acp/sessionUpdate notification the editor side sends, so it only
+marks what changed (the text itself is read from the session when flushing); a flush task
+wakes at most every ``interval`` seconds, builds one batch (the tail message, new messages,
+touched tool calls, the session row) and hands it to the store's thread. A crash loses at
+most the last interval; WAL keeps the file consistent.
 """
 
 from __future__ import annotations
