@@ -1,7 +1,7 @@
-"""Long turns in the chat (issue 15 §4): the chat's cursor follows the end of a streamed answer
-(to the end of a very long line, so its last text is what shows) unless the user moved it; a line
-too long for cheap wrapping switches the chat to long-line mode; terminal output reaches its tool
-call among many. Real Neovim, updates fed to the plugin's handlers."""
+"""Long turns in the chat (issue 15 §4): a long paragraph shows as short lines (`gy` yanks it as
+sent); the chat's cursor follows the end of a streamed answer unless the user moved it; a
+paragraph too long for cheap highlighting switches the chat to long-line mode; terminal output
+reaches its tool call among many. Real Neovim, updates fed to the plugin's handlers."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ EMPTY = {**SNAPSHOT, "messages": [], "toolCalls": [], "timeline": []}
 CURSOR = "return vim.api.nvim_win_get_cursor(T.chat_win())"
 
 
-def test_a_long_line_is_followed_to_its_end_and_drops_linebreak_and_highlighting(
+def test_a_long_paragraph_is_followed_to_its_end_and_drops_linebreak_and_highlighting(
     editor: Editor,
 ) -> None:
     load(editor, EMPTY)
@@ -26,14 +26,49 @@ def test_a_long_line_is_followed_to_its_end_and_drops_linebreak_and_highlighting
     assert editor.lua("return vim.wo[...].linebreak", win) is True
     update(editor, 4, chunk("agent_message_chunk", "Short first.\n"))
     piece = "0123456789" * 100
-    for seq in range(5, 35):  # 30 updates of 1,000 characters: one 30,000-character line
+    for seq in range(5, 35):  # 30 updates of 1,000 characters: one 30,000-character paragraph
         update(editor, seq, chunk("agent_message_chunk", piece))
-    editor.poll(f"vim.api.nvim_win_get_cursor(T.chat_win())[2] >= {30 * 1000 - 1}")
-    row, _ = editor.lua(CURSOR)
-    assert row == editor.lua("return #T.chat_lines()")
-    assert editor.chat() == "Short first.\n" + piece * 30
+    lines = editor.lua("return T.chat_lines()")
+    editor.poll(f"vim.api.nvim_win_get_cursor(T.chat_win())[1] == {len(lines)}")
+    editor.poll(f"vim.api.nvim_win_get_cursor(T.chat_win())[2] >= {len(lines[-1]) - 1}")
+    # No space in it: cut every HARD bytes; the lines joined give the text back.
+    hard = editor.lua("return require('acp_lsp.chat.render').HARD")
+    assert lines[0] == "Short first." and "".join(lines[1:]) == piece * 30
+    assert [len(line) for line in lines[1:-1]] == [hard] * (len(lines) - 2)
     assert editor.lua("return vim.wo[...].linebreak", win) is False
     assert editor.lua("return vim.treesitter.highlighter.active[T.view().buf] == nil") is True
+
+
+def test_a_long_answer_without_newlines_shows_whole_and_yanks_as_sent(editor: Editor) -> None:
+    """Several hundred KiB in one paragraph (issue 15 §4): shown whole and in order, as short
+    buffer lines cut after spaces; `gy` yanks the agent's text, without the cuts; a re-render
+    of the whole chat cuts it the same way."""
+    load(editor, EMPTY)
+    words = [f"w{i}" + "é日"[i % 2] * (i % 7) for i in range(60_000)]
+    text = " ".join(words)  # about 400 KiB, no newline
+    assert len(text.encode()) > 300 * 1024 and "\n" not in text
+    step = 4096
+    for seq, start in enumerate(range(0, len(text), step), start=4):
+        update(editor, seq, chunk("agent_message_chunk", text[start : start + step]))
+    lines = editor.lua("return T.chat_lines()")
+    assert "".join(lines) == text  # whole, in order: only line breaks were added
+    render = "require('acp_lsp.chat.render')"
+    piece, hard = editor.lua(f"return {{ {render}.PIECE, {render}.HARD }}")
+    assert len(lines) > 100
+    assert all(len(line.encode()) <= hard for line in lines)
+    assert all(line.endswith(" ") for line in lines[:-1])  # cut after a space
+    assert all(len(line.encode()) >= piece for line in lines[:-1])
+    editor.lua("vim.api.nvim_win_set_cursor(T.chat_win(), { 3, 0 })")
+    editor.lua("vim.api.nvim_set_current_win(T.chat_win())")
+    editor.nvim.input("gy")
+    editor.poll("vim.fn.getreg('\"') ~= ''")
+    assert editor.lua("return vim.fn.getreg('\"')") == text
+    editor.nvim.input('"agy')
+    editor.poll("vim.fn.getreg('a') ~= ''")
+    assert editor.lua("return vim.fn.getreg('a')") == text
+    # The whole chat rendered again (as on a reset): the same lines.
+    editor.lua("local v = T.view() require('acp_lsp.chat.view').render_all(T.session(), v)")
+    assert editor.lua("return T.chat_lines()") == lines
 
 
 def test_the_chat_follows_only_while_the_cursor_is_at_the_end(editor: Editor) -> None:

@@ -84,6 +84,7 @@ local function create_view(session)
       M.focus_input(session.id)
     end, 'Write a prompt')
   end
+  map(buf, 'n', 'gy', M.yank_item, 'Yank the message under the cursor, as the agent sent it')
   map(buf, 'n', '<C-c>', actions.cancel, 'Cancel the turn')
   map(buf, 'n', ']p', function()
     require('acp_lsp.permissions').jump(session.id, 1)
@@ -204,6 +205,34 @@ function M.toggle()
   local session = sessions.current()
   if session then
     M.open(session, { focus = true })
+  end
+end
+
+--- The text of the block under the cursor of a chat window: a message's text as the agent sent
+--- it (long paragraphs show cut into several lines, this has them whole), else the block's lines.
+---@param win integer?
+---@return string?
+function M.item_text(win)
+  local item = view_mod.item_at_cursor(win)
+  local block = item and item.session and item.session.blocks[item.block]
+  if not block then
+    return nil
+  end
+  if block.type == 'message' then
+    return block.text
+  end
+  local view = M.views[item.session.id]
+  local first = view.starts[item.block]
+  local last = view.starts[item.block + 1] and view.starts[item.block + 1] - 1 or -1
+  return table.concat(vim.api.nvim_buf_get_lines(view.buf, first, last, false), '\n')
+end
+
+--- gy in the transcript: the block under the cursor into the register given ("+gy), else the
+--- unnamed one.
+function M.yank_item()
+  local text = M.item_text()
+  if text then
+    vim.fn.setreg(vim.v.register, text)
   end
 end
 

@@ -27,6 +27,47 @@ local function split(text)
   return vim.split(text or '', '\n', { plain = true })
 end
 
+--- A paragraph longer than this shows as several buffer lines, cut after the first space once a
+--- line has this many bytes: Neovim stores, wraps and redraws a line whole, so a 1 MiB
+--- paragraph as one line costs O(paragraph) per append, cursor move and redraw.
+M.PIECE = 2000
+--- With no space by then, a line is cut at this many bytes (at a character boundary).
+M.HARD = 4000
+
+--- Buffer lines for text that continues a line already `col` bytes long: the text's own
+--- lines, long ones cut (M.PIECE, M.HARD). The first element continues that line. Where each
+--- cut falls depends only on the line's bytes so far, so text appended chunk by chunk is cut
+--- exactly as the whole text rendered at once. Joining the pieces of a line with '' gives it
+--- back (a message's text as the agent sent it stays in the session: `gy` yanks that).
+---@param text string
+---@param col integer? bytes already on the line the text continues
+---@return string[]
+function M.pieces(text, col)
+  local out = {}
+  for i, line in ipairs(split(text)) do
+    local at, s = i == 1 and (col or 0) or 0, 1 -- bytes on the current line, start of the rest
+    while at + #line - s + 1 >= M.PIECE do
+      local cut = line:find(' ', s + math.max(0, M.PIECE - at - 1), true)
+      if not cut or at + cut - s + 1 > M.HARD then
+        if at + #line - s + 1 <= M.HARD then
+          break
+        end
+        cut = s - 1 + math.max(0, M.HARD - at)
+        while cut < #line and line:byte(cut + 1) >= 0x80 and line:byte(cut + 1) < 0xC0 do
+          cut = cut + 1 -- not inside a UTF-8 character
+        end
+        if cut >= #line then
+          break
+        end
+      end
+      table.insert(out, line:sub(s, cut))
+      s, at = cut + 1, 0
+    end
+    table.insert(out, line:sub(s))
+  end
+  return out
+end
+
 local function short_path(path, cwd)
   if type(path) ~= 'string' then
     return '?'
@@ -241,7 +282,7 @@ function M.block(session, block, last)
     elseif block.role == 'thought' then
       add(out, M.THOUGHT_HEADER, 'Comment')
     end
-    local lines = split(block.text)
+    local lines = M.pieces(block.text)
     while not last and #lines > 1 and lines[#lines] == '' do
       table.remove(lines)
     end

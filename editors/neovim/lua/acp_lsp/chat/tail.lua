@@ -10,12 +10,13 @@ function M.last_len(buf)
 end
 
 --- A line this long makes wrapping with 'linebreak' and markdown highlighting cost O(line) per
---- redraw and per cursor move: the chat turns both off for good (long-line mode).
+--- redraw and per cursor move, and a paragraph this long (cut into lines by render.pieces) makes
+--- markdown highlighting re-parse it whole at each redraw while it streams: the chat turns both
+--- off for good (long-line mode).
 local LONG_LINE = 20000
 
----@param extra integer? bytes about to join the last line (checked before the change)
-function M.check_long(view, extra)
-  if view.long or M.last_len(view.buf) + (extra or 0) <= LONG_LINE then
+function M.check_long(view)
+  if view.long or math.max(view.para or 0, M.last_len(view.buf)) <= LONG_LINE then
     return
   end
   view.long = true

@@ -1,6 +1,6 @@
 --- The transcript buffer of a chat: rendering session events into it. Streaming text is
---- appended at the end of the buffer (nothing already there is redrawn); a changed tool
---- call or plan re-renders only its own lines.
+--- appended at the end of the buffer (nothing already there is redrawn), a long paragraph as
+--- several lines (render.pieces); a changed tool call or plan re-renders only its own lines.
 local sessions = require('acp_lsp.sessions')
 local render = require('acp_lsp.chat.render')
 local tail = require('acp_lsp.chat.tail')
@@ -15,6 +15,7 @@ local ns = vim.api.nvim_create_namespace('acp_lsp.chat')
 ---@field starts integer[] 0-based first row of each block
 ---@field sections table<integer, table[]> per block: what its rows stand for
 ---@field long boolean? long-line mode (chat/tail.lua)
+---@field para integer? bytes of the paragraph streaming at the end (one line or several)
 ---@field follow table<integer, integer>? windows to move to the end: win -> row left at
 ---@field follow_scheduled boolean?
 ---@field terminals table<string, integer>? terminal id -> index of the block showing it
@@ -30,6 +31,7 @@ local function set_text(view, fn)
     at_end[win] = vim.api.nvim_win_get_cursor(win)[1] >= count or (view.follow or {})[win] ~= nil
   end
   vim.bo[buf].modifiable = true
+  view.para = nil -- render_append's fn counts it again
   local ok, err = pcall(fn)
   vim.bo[buf].modifiable = false
   local rows = {}
@@ -181,11 +183,19 @@ local function render_append(session, view, index, text)
     return render_block(session, view, index)
   end
   local block = session.blocks[index]
-  local parts = vim.split(text, '\n', { plain = true })
-  tail.check_long(view, #parts == 1 and #text or #parts[#parts])
+  local len = tail.last_len(view.buf)
+  local nl, at = nil, text:find('\n', 1, true)
+  while at do
+    nl, at = at, text:find('\n', at + 1, true)
+  end
+  local para = nl and #text - nl or (view.para or len) + #text
+  view.para = para
+  tail.check_long(view) -- before the change: highlighting never parses the long paragraph
   set_text(view, function()
     local last = vim.api.nvim_buf_line_count(view.buf) - 1
-    local len = tail.last_len(view.buf)
+    -- Long paragraphs are cut into several lines, as render.block cuts them.
+    local parts = render.pieces(text, len)
+    view.para = para
     vim.api.nvim_buf_set_text(view.buf, last, len, last, len, parts)
     if block.role == 'thought' and #parts > 1 then
       for row = last + 1, last + #parts - 1 do
