@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/nvim_bench.py            20,000-chunk turn, 1 MiB answer, 2,000 tools
     .venv/bin/python bench/nvim_bench.py --quick    tiny sizes (a smoke run)
+    .venv/bin/python bench/nvim_bench.py --before ../other-checkout
+                                                    also that tree's plugin, alternately
 
 For each scenario, in the same run and alternately: the bridge alone (bench/clients/
 lsp_client.py: prompt sent -> last text received by a plain LSP client, or the turn's answer
@@ -45,7 +47,7 @@ def nvim_binary() -> str:
     return str(wheel) if wheel.exists() else (shutil.which("nvim") or "nvim")
 
 
-def run_nvim(prompt: str, marker: str | None, tail: int) -> JsonObject:
+def run_nvim(prompt: str, marker: str | None, tail: int, plugin: Path = PLUGIN) -> JsonObject:
     with tempfile.TemporaryDirectory() as tmp:
         sock = os.path.join(tmp, "nvim.sock")
         session = f"acpbench{os.getpid()}"
@@ -90,7 +92,7 @@ def run_nvim(prompt: str, marker: str | None, tail: int) -> JsonObject:
             nvim.exec_lua(
                 "vim.g.loaded_python3_provider = 0 vim.opt.rtp:prepend(...) "
                 "vim.cmd('runtime plugin/acp_lsp.lua') dofile(select(2, ...))",
-                str(PLUGIN),
+                str(plugin),
                 str(BENCH / "nvim" / "bench.lua"),
             )
             server = [sys.executable, "-m", "acp_lsp"]
@@ -137,46 +139,65 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--only", type=int, nargs="*", help="scenario numbers (0-based)")
     ap.add_argument("--out", type=Path, default=BENCH / "results")
+    ap.add_argument(
+        "--before",
+        type=Path,
+        help="another checkout: its editors/neovim plugin is measured too, in the same rounds"
+        " (this tree's server and bench driver)",
+    )
     args = ap.parse_args()
     repeats = args.repeats or (1 if args.quick else 3)
     rows: list[list[str]] = []
     raw: list[JsonObject] = []
     goals: list[JsonObject] = []
     t_start = time.time()
+    before = ""
+    if args.before:
+        rev = ["git", "-C", str(args.before), "rev-parse", "--short", "HEAD"]
+        before = subprocess.run(rev, capture_output=True, text=True).stdout.strip()
     floor = run_nvim("idle", None, 0)
     print(f"no turn: {floor}", file=sys.stderr)
     for i, (label, prompt, marker, tail) in enumerate(scenarios(args.quick)):
         if args.only is not None and i not in args.only:
             continue
         bridge: list[JsonObject] = []
-        nv: list[JsonObject] = []
+        builds: dict[str, list[JsonObject]] = {"after": []}
+        if args.before:
+            builds["before"] = []
         for _ in range(repeats):  # alternately: a busy machine slows both alike
             bridge.append(run_bridge(prompt))
-            nv.append(run_nvim(prompt, marker, tail))
-            print(f"{label}: bridge {bridge[-1]}\n  nvim {nv[-1]}", file=sys.stderr)
-        raw.append({"scenario": label, "bridge": bridge, "nvim": nv})
+            print(f"{label}: bridge {bridge[-1]}", file=sys.stderr)
+            for build, runs in builds.items():
+                plugin = PLUGIN if build == "after" else args.before / "editors" / "neovim"
+                runs.append(run_nvim(prompt, marker, tail, plugin))
+                print(f"  nvim ({build}) {runs[-1]}", file=sys.stderr)
+        raw.append({"scenario": label, "bridge": bridge, "nvim": builds["after"]})
+        if args.before:
+            raw[-1]["before"] = builds["before"]
         b_s = med([b["seconds"] * 1000 for b in bridge if "seconds" in b])
-        n_s = med([n["visible_ms"] for n in nv if "visible_ms" in n])
-        lag = med([n["visible_ms"] - n["answer_ms"] for n in nv if "visible_ms" in n])
-        p50 = med([n["key_p50"] for n in nv if "key_p50" in n])
-        p99 = med([n["key_p99"] for n in nv if "key_p99" in n])
-        kmax = med([n["key_max"] for n in nv if "key_max" in n])
-        rss = med([n["rss_mb"] for n in nv if "rss_mb" in n])
-        handler = med([n["handler_ms"] for n in nv if "handler_ms" in n])
-        ratio = n_s / b_s if b_s else float("nan")
-        rows.append(
-            [
-                label,
-                f"{b_s:,.0f}",
-                f"{n_s:,.0f}",
-                f"{ratio:.2f}×",
-                f"{lag:,.0f}",
-                f"{handler:,.0f}",
-                f"{p50:.1f} / {p99:.1f} / {kmax:.0f}",
-                f"{rss:,.0f}",
-            ]
-        )
-        goals += goal_rows(label, ratio, p99)
+        for build, nv in builds.items():
+            n_s = med([n["visible_ms"] for n in nv if "visible_ms" in n])
+            lag = med([n["visible_ms"] - n["answer_ms"] for n in nv if "visible_ms" in n])
+            p50 = med([n["key_p50"] for n in nv if "key_p50" in n])
+            p99 = med([n["key_p99"] for n in nv if "key_p99" in n])
+            kmax = med([n["key_max"] for n in nv if "key_max" in n])
+            rss = med([n["rss_mb"] for n in nv if "rss_mb" in n])
+            handler = med([n["handler_ms"] for n in nv if "handler_ms" in n])
+            ratio = n_s / b_s if b_s else float("nan")
+            rows.append(
+                [
+                    label if build == "after" else f"— before ({before or args.before})",
+                    f"{b_s:,.0f}",
+                    f"{n_s:,.0f}",
+                    f"{ratio:.2f}×",
+                    f"{lag:,.0f}",
+                    f"{handler:,.0f}",
+                    f"{p50:.1f} / {p99:.1f} / {kmax:.0f}",
+                    f"{rss:,.0f}",
+                ]
+            )
+            if build == "after":
+                goals += goal_rows(label, ratio, p99)
     head = [
         "scenario",
         "bridge alone: last text (ms)",

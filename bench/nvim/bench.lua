@@ -121,11 +121,18 @@ function B.start(prompt, marker, tail, key_every_ms)
         if r.text_ms then
           return true
         end
-        -- Only the tail of the last line: the flood's text is one very long line.
+        -- Only the last `tail` bytes of the buffer: the flood's text is one very long
+        -- paragraph, one line or (cut by the plugin) several, joined here without breaks.
         local n = vim.api.nvim_buf_line_count(buf)
-        local len = vim.api.nvim_buf_get_offset(buf, n) - vim.api.nvim_buf_get_offset(buf, n - 1)
-        local from = math.max(0, len - tail)
-        local last = table.concat(vim.api.nvim_buf_get_text(buf, n - 1, from, n - 1, -1, {}), '\n')
+        local stop = vim.api.nvim_buf_get_offset(buf, n)
+        local row = n - 1
+        while row > 0 and stop - vim.api.nvim_buf_get_offset(buf, row) < tail do
+          row = row - 1
+        end
+        local len = vim.api.nvim_buf_get_offset(buf, row + 1) - vim.api.nvim_buf_get_offset(buf, row)
+        local after = stop - vim.api.nvim_buf_get_offset(buf, row + 1) -- bytes of the rows below
+        local from = math.max(0, len - 1 - math.max(0, tail - after))
+        local last = table.concat(vim.api.nvim_buf_get_text(buf, row, from, n - 1, -1, {}))
         if last:find(marker, 1, true) then
           r.text_ms = ms(hr() - r.t0)
           visible()
@@ -144,6 +151,12 @@ function B.start(prompt, marker, tail, key_every_ms)
     r.notifications = r.notifications + 1
     r.last_notification_ms = ms(t - r.t0)
   end
+  -- As a user would have typed it: the prompt in the chat's (markdown) input, shown, then
+  -- cleared as sending clears it. Neovim compiles the markdown highlight queries at their
+  -- first use (about 6 ms); a typed prompt has them ready before the turn starts.
+  vim.api.nvim_buf_set_lines(view.input, 0, -1, false, { prompt })
+  vim.cmd('redraw')
+  vim.api.nvim_buf_set_lines(view.input, 0, -1, false, {})
   if os.getenv('NVIM_BENCH_PROFILE') then
     require('jit.p').start('Fl3', os.getenv('NVIM_BENCH_PROFILE'))
   end
