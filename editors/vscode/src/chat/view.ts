@@ -6,6 +6,7 @@ import * as vscode from "vscode";
 import type { WebviewToHost } from "../model/messages";
 import { isOpen, sessionLabel } from "../model/sessionList";
 import type { ChatSession } from "../model/sessionModel";
+import { batchedPost } from "./batchedPost";
 import type { ChatController } from "./controller";
 
 export const CHAT_VIEW_ID = "acpLsp.chat";
@@ -52,7 +53,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         }
       }),
     );
-    this.controller.attach((message) => void view.webview.postMessage(message));
+    this.controller.attach(batchedPost((message) => void view.webview.postMessage(message)));
   }
 
   /** Reveal the chat view (creating it if needed). */

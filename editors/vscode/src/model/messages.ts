@@ -56,7 +56,9 @@ export type HostToWebview =
   | { type: "error"; message: string }
   | { type: "focusInput"; text?: string }
   | { type: "attachments"; items: AttachmentChip[] }
-  | { type: "mentions"; query: string; items: MentionItem[] };
+  | { type: "mentions"; query: string; items: MentionItem[] }
+  /** Several messages sent together (chat/batchedPost.ts), handled in order. */
+  | { type: "batch"; messages: HostToWebview[] };
 
 export type WebviewToHost =
   | { type: "ready" }

@@ -318,9 +318,15 @@ function setSession(next: ChatSession | null): void {
   invalidate(["all"]);
 }
 
-window.addEventListener("message", (event: MessageEvent<HostToWebview>) => {
-  const message = event.data;
+window.addEventListener("message", (event: MessageEvent<HostToWebview>) => receive(event.data));
+
+function receive(message: HostToWebview): void {
   switch (message.type) {
+    case "batch":
+      for (const one of message.messages) {
+        receive(one);
+      }
+      break;
     case "init":
       agents = message.agents;
       defaultAgent = message.defaultAgent;
@@ -405,6 +411,6 @@ window.addEventListener("message", (event: MessageEvent<HostToWebview>) => {
       ui.input.focus();
       break;
   }
-});
+}
 
 post({ type: "ready" });
