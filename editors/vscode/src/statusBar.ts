@@ -8,11 +8,18 @@ import type { ChatSession } from "./model/sessionModel";
 import { statusText } from "./model/statusText";
 import type { ProgressReport } from "./sessions";
 
+/** The item is redrawn at most this often: each change is a round trip to the workbench,
+ * which lays out the status bar again (a busy turn changes it on every update). */
+const REDRAW_MS = 100;
+
 export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem("acpLsp.status", vscode.StatusBarAlignment.Left, 50);
   private progress = new Map<string, string>();
   private session: ChatSession | null = null;
   private others: ChatSession[] = [];
+  private shown = { text: "", tooltip: "", command: "", waiting: false };
+  private lastDrawn = -Infinity;
+  private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor() {
     this.item.name = "ACP Agents";
@@ -20,14 +27,14 @@ export class StatusBar implements vscode.Disposable {
     this.item.show();
   }
 
-  /** The text currently shown (for tests). */
+  /** The text shown (for tests; the item itself may be up to REDRAW_MS behind). */
   get text(): string {
-    return this.item.text;
+    return this.shown.text;
   }
 
-  /** The tooltip currently shown (for tests). */
+  /** The tooltip shown (for tests). */
   get tooltip(): string {
-    return typeof this.item.tooltip === "string" ? this.item.tooltip : (this.item.tooltip?.value ?? "");
+    return this.shown.tooltip;
   }
 
   /** The active session and the other open ones. */
@@ -52,14 +59,34 @@ export class StatusBar implements vscode.Disposable {
   private render(): void {
     const progress = this.session ? this.progress.get(this.session.sessionId) : undefined;
     const { text, tooltip } = statusText(this.session, progress, this.others);
+    this.shown = {
+      text,
+      tooltip,
+      command: this.others.length > 0 ? "acpLsp.switchSession" : "acpLsp.openChat",
+      waiting: [this.session, ...this.others].some((s) => s?.status === "awaiting_permission"),
+    };
+    if (this.timer === undefined) {
+      const wait = this.lastDrawn + REDRAW_MS - Date.now();
+      if (wait <= 0) {
+        this.draw();
+      } else {
+        this.timer = setTimeout(() => this.draw(), wait);
+      }
+    }
+  }
+
+  private draw(): void {
+    this.timer = undefined;
+    this.lastDrawn = Date.now();
+    const { text, tooltip, command, waiting } = this.shown;
     this.item.text = text;
     this.item.tooltip = tooltip;
-    this.item.command = this.others.length > 0 ? "acpLsp.switchSession" : "acpLsp.openChat";
-    const waiting = [this.session, ...this.others].some((s) => s?.status === "awaiting_permission");
+    this.item.command = command;
     this.item.backgroundColor = waiting ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
   }
 
   dispose(): void {
+    clearTimeout(this.timer);
     this.item.dispose();
   }
 }
