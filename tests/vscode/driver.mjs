@@ -235,8 +235,42 @@ async function ui() {
   );
   check("a listed session loads into the chat", true);
   await sessionManagement(page, chat);
+  await longTurn(chat);
   check("the chat webview logged no CSP violation or script error", webviewErrors.length === 0, webviewErrors.join("\n"));
   return checks.every((c) => c.ok) ? 0 : 1;
+}
+
+/** A turn longer than the chat keeps in its DOM (the flood agent: 300 messages, 300 tool
+ * calls): its end is shown, and scrolling up brings back every entry, the first ones too. */
+async function longTurn(chat) {
+  const entries = "601"; // the prompt, then 600 items
+  await chat.locator("#agent").selectOption("flood");
+  await chat.locator("#new").click();
+  await poll(async () => (await chat.locator("#timeline .entry").count()) === 0, "an empty flood session");
+  await chat.locator("#input").fill("history 600");
+  await chat.locator("#input").press("Enter");
+  await poll(
+    async () => (await chat.locator("#timeline").getAttribute("data-entries")) === entries && (await chat.locator("#statusline").innerText()).includes("Idle"),
+    "the long turn to end",
+    60_000,
+  );
+  const shown = await chat.locator("#timeline .entry").count();
+  // textContent: an entry off screen is not laid out (content-visibility), its innerText "".
+  const last = await chat.locator("#timeline .entry").last().textContent();
+  check("a long turn keeps only its end in the chat's DOM, up to its last entry", shown < 601 && last.includes("src/module_599.py"), `${shown} entries in the DOM; last: ${last}`);
+  await poll(
+    async () => {
+      await chat.evaluate(() => window.scrollTo(0, 0));
+      return (await chat.locator('#timeline [data-key="m:0"]').count()) > 0;
+    },
+    "the first entries after scrolling up",
+    30_000,
+  );
+  const first = await chat.locator("#timeline .entry").nth(1).textContent();
+  const all = await chat.locator("#timeline .entry").count();
+  check("scrolling to the top of a long turn shows its first entries", first.includes("Message 0, part 0") && all === 601, `${all} entries; second: ${first}`);
+  await chat.evaluate(() => window.scrollTo(0, 0));
+  await shot(chat.page(), "chat-long-turn-top.png");
 }
 
 async function statusbarText(page) {

@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,12 @@ def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodeServer
     for name in ("harness-ws", "ui-ws"):
         (root / name / "src").mkdir(parents=True)
         (root / name / "src" / "app.py").write_text(SAMPLE_APP, encoding="utf-8")
+    # The bench's flood agent, for a turn longer than the chat keeps in its DOM.
+    (root / "ui-ws" / "acp-lsp.toml").write_text(
+        f"[agents.flood]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = {json.dumps([str(REPO / 'bench' / 'agents' / 'flood_agent.py')])}\n",
+        encoding="utf-8",
+    )
     try:
         server = start_code_server(
             root, vsix, SETTINGS, {"ACP_LSP_TEST_RESULTS": str(root / "harness-results.json")}

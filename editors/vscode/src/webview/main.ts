@@ -12,8 +12,7 @@ import {
   renderAgentOptions,
   renderConfigOptions,
   renderContextLine,
-  renderEntry,
-  renderEntryBlocks,
+  renderEntryView,
   renderModeOptions,
   renderPermission,
   renderPlan,
@@ -21,7 +20,7 @@ import {
   renderStatusLine,
   renderTurnReview,
   renderUsage,
-  timelineKeys,
+  timelineKey,
   toolCallsShowingTerminal,
   type RenderContext,
 } from "./render";
@@ -90,11 +89,11 @@ const renderCtx: RenderContext = {
   },
 };
 
-const timeline = new TimelineView(
-  ui.timeline,
-  (key) => (session ? renderEntry(session, key, renderCtx) : ""),
-  (key) => (session ? renderEntryBlocks(session, key) : null),
-);
+const timeline = new TimelineView(ui.timeline, {
+  count: () => session?.timeline.length ?? 0,
+  key: (index) => (session ? timelineKey(session, index) : ""),
+  render: (key) => (session ? renderEntryView(session, key, renderCtx) : null),
+});
 const completion = new CommandCompletion(ui.input, ui.completions, () => session?.commands ?? []);
 const attachments = new AttachmentsView(ui.input, $("mentions"), $("attachments"), $("attach"), (m) => vscode.postMessage(m));
 
@@ -112,28 +111,45 @@ function invalidate(keys: Iterable<string>): void {
   }
 }
 
+function scroller(): Element {
+  return document.scrollingElement ?? document.documentElement;
+}
+
 function nearBottom(): boolean {
-  const el = document.scrollingElement ?? document.documentElement;
+  const el = scroller();
   return el.scrollHeight - el.scrollTop - el.clientHeight < 80;
 }
 
+// Whether the chat follows the end of the timeline: until the user scrolls up. Read from
+// scrolling, not from the page's height at each frame: entries get their real height only
+// once on screen (content-visibility), which would make the end look left behind.
+let following = true;
+let lastTop = 0;
+window.addEventListener(
+  "scroll",
+  () => {
+    const top = scroller().scrollTop;
+    if (top < lastTop || !following) {
+      following = nearBottom();
+    }
+    lastTop = top;
+  },
+  { passive: true },
+);
+
 function flush(): void {
   frame = 0;
-  const stick = nearBottom();
+  const stick = following;
   const keys = new Set(dirty);
   dirty.clear();
+  const entries = [...keys].filter((k) => k.startsWith("m:") || k.startsWith("t:"));
   if (keys.has("all")) {
-    timeline.rebuild(session ? timelineKeys(session) : []);
+    timeline.rebuild();
     for (const section of ["status", "plan", "modes", "config", "usage", "title", "permissions", "context", "follow", "agents"]) {
       keys.add(section);
     }
-  } else if (keys.has("timeline") && session) {
-    timeline.append(timelineKeys(session));
-  }
-  for (const key of keys) {
-    if (key.startsWith("m:") || key.startsWith("t:")) {
-      timeline.replace(key);
-    }
+  } else if (entries.length > 0 || keys.has("timeline")) {
+    timeline.update(entries, stick);
   }
   if (keys.has("status") || keys.has("permissions")) {
     renderStatus();
@@ -171,8 +187,11 @@ function flush(): void {
   if (keys.has("agents")) {
     renderAgents();
   }
-  if ([...keys].some((k) => k.startsWith("t:") || k === "status" || k === "timeline" || k === "all")) {
-    ui.turnReview.innerHTML = session && !isBusy(session.status) ? renderTurnReview(unreviewedChanges(session)) : "";
+  // The turn's review and tool counts go over the whole turn: not while it streams.
+  const busy = session !== null && isBusy(session.status);
+  if (keys.has("status") || keys.has("all") || (!busy && entries.some((k) => k.startsWith("t:")))) {
+    ui.turnReview.innerHTML = session && !busy ? renderTurnReview(unreviewedChanges(session)) : "";
+    describeTimeline();
   }
   ui.empty.hidden = session !== null && session.timeline.length > 0;
   if (stick) {
@@ -180,6 +199,14 @@ function flush(): void {
   }
 }
 
+
+/** What the model holds, on #timeline (its DOM shows only the end of a long one). */
+function describeTimeline(): void {
+  const calls = session ? Object.values(session.toolCalls) : [];
+  ui.timeline.dataset.entries = String(session?.timeline.length ?? 0);
+  ui.timeline.dataset.tools = String(calls.length);
+  ui.timeline.dataset.toolsCompleted = String(calls.filter((c) => c.status === "completed").length);
+}
 
 function renderStatus(): void {
   ui.statusline.innerHTML = renderStatusLine(session);
@@ -313,6 +340,7 @@ document.addEventListener("click", (event) => {
 
 function setSession(next: ChatSession | null): void {
   session = next;
+  following = true;
   timeline.reset();
   completion.update();
   invalidate(["all"]);

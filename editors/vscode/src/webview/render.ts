@@ -21,10 +21,10 @@ import type {
 import { diffItems, isBusy } from "../model/queries";
 import { attr, icon, renderContentBlock, type RenderContext } from "./html";
 import { escapeHtml, renderMarkdownBlocks } from "./markdown";
-import { renderToolCall } from "./renderTools";
+import { renderToolCall, toolCallHtml, toolCallParts, type ToolCallParts } from "./renderTools";
 
 export { attr, displayPath, icon, renderContentBlock, type RenderContext } from "./html";
-export { kindIcon, renderDiffLines, renderPermission, renderToolCall, statusLabel } from "./renderTools";
+export { kindIcon, renderDiffLines, renderPermission, renderToolCall, statusLabel, type ToolCallParts } from "./renderTools";
 
 const SESSION_STATUS_LABELS: Record<string, string> = {
   idle: "Idle",
@@ -48,8 +48,8 @@ export function renderMessageBlocks(message: Message): string[] {
   );
 }
 
-export function renderMessage(message: Message, index: number): string {
-  const body = renderMessageBlocks(message).join("");
+export function renderMessage(message: Message, index: number, blocks = renderMessageBlocks(message)): string {
+  const body = blocks.join("");
   const key = `m:${index}`;
   if (message.role === "thought") {
     // Collapsed by default: thoughts are there to look into, not to read along.
@@ -236,15 +236,46 @@ export function renderEntry(session: ChatSession, key: string, ctx: RenderContex
   return "";
 }
 
-/** The body blocks of a message entry (null for other entries): see TimelineView. */
-export function renderEntryBlocks(session: ChatSession, key: string): string[] | null {
-  const message = key.startsWith("m:") ? session.messages[Number(key.slice(2))] : undefined;
-  return message ? renderMessageBlocks(message) : null;
+/** A timeline entry as the chat shows it: its HTML, and the parts it patches one by one. */
+export interface EntryRender {
+  html(): string;
+  /** A message's body blocks. */
+  blocks?: string[];
+  /** A tool call's parts. */
+  parts?: ToolCallParts;
 }
 
-/** Keys of the timeline, in order: `m:<index>` or `t:<toolCallId>`. */
+/** One timeline entry for the chat's TimelineView, or null for one the session does not hold. */
+export function renderEntryView(session: ChatSession, key: string, ctx: RenderContext): EntryRender | null {
+  if (key.startsWith("m:")) {
+    const index = Number(key.slice(2));
+    const message = session.messages[index];
+    if (!message) {
+      return null;
+    }
+    const blocks = renderMessageBlocks(message);
+    return { blocks, html: () => renderMessage(message, index, blocks) };
+  }
+  if (key.startsWith("t:")) {
+    const call = session.toolCalls[key.slice(2)];
+    if (!call) {
+      return null;
+    }
+    const parts = toolCallParts(call, ctx);
+    return { parts, html: () => toolCallHtml(call.toolCallId, parts) };
+  }
+  return null;
+}
+
+/** The key of the timeline's entry at `index`: `m:<index>` or `t:<toolCallId>`. */
+export function timelineKey(session: ChatSession, index: number): string {
+  const entry = session.timeline[index];
+  return entry === undefined ? "" : "message" in entry ? `m:${entry.message}` : `t:${entry.toolCall}`;
+}
+
+/** Keys of the timeline, in order. */
 export function timelineKeys(session: ChatSession): string[] {
-  return session.timeline.map((entry) => ("message" in entry ? `m:${entry.message}` : `t:${entry.toolCall}`));
+  return session.timeline.map((_, index) => timelineKey(session, index));
 }
 
 /** Which tool calls show a terminal: for re-rendering them when its output grows. */

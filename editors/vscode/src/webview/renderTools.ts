@@ -175,7 +175,16 @@ function renderLocations(call: ToolCallState, cwd: string): string {
   return `<div class="locations">${links.join(" ")}</div>`;
 }
 
-export function renderToolCall(call: ToolCallState, ctx: RenderContext): string {
+/** A tool call's entry in parts, so the chat can patch only the parts that changed. */
+export interface ToolCallParts {
+  /** The entry's class attribute (its status shows there). */
+  className: string;
+  open: boolean;
+  summary: string;
+  body: string;
+}
+
+export function toolCallParts(call: ToolCallState, ctx: RenderContext): ToolCallParts {
   const permission = ctx.permissionFor(call.toolCallId);
   const status = permission ? "awaiting" : call.status;
   const statusIcon = permission ? "shield" : (STATUS_ICONS[call.status] ?? "circle-outline");
@@ -196,18 +205,30 @@ export function renderToolCall(call: ToolCallState, ctx: RenderContext): string 
   }
   const command = commandOf(call);
   const title = call.title || (command ?? call.kind);
-  const open = !isFinished(call.status) || permission !== undefined || diffs.length > 0 ? " open" : "";
+  return {
+    className: `entry tool status-${attr(status)}`,
+    open: !isFinished(call.status) || permission !== undefined || diffs.length > 0,
+    summary:
+      `${icon(kindIcon(call.kind), call.kind)}<span class="tool-title">${escapeHtml(title)}</span>` +
+      `<span class="spacer"></span><span class="tool-status">${icon(statusIcon)} ${escapeHtml(statusText)}</span>`,
+    body:
+      (command && command !== title ? `<pre class="command">$ ${escapeHtml(command)}</pre>` : "") +
+      renderLocations(call, ctx.cwd) +
+      renderToolContent(call, ctx) +
+      reviewBar,
+  };
+}
+
+/** A tool call's entry from its parts. */
+export function toolCallHtml(toolCallId: string, parts: ToolCallParts): string {
   return (
-    `<details class="entry tool status-${attr(status)}" data-key="t:${attr(call.toolCallId)}"${open}>` +
-    `<summary>${icon(kindIcon(call.kind), call.kind)}<span class="tool-title">${escapeHtml(title)}</span>` +
-    `<span class="spacer"></span><span class="tool-status">${icon(statusIcon)} ${escapeHtml(statusText)}</span></summary>` +
-    `<div class="tool-body">` +
-    (command && command !== title ? `<pre class="command">$ ${escapeHtml(command)}</pre>` : "") +
-    renderLocations(call, ctx.cwd) +
-    renderToolContent(call, ctx) +
-    reviewBar +
-    `</div></details>`
+    `<details class="${parts.className}" data-key="t:${attr(toolCallId)}"${parts.open ? " open" : ""}>` +
+    `<summary>${parts.summary}</summary><div class="tool-body">${parts.body}</div></details>`
   );
+}
+
+export function renderToolCall(call: ToolCallState, ctx: RenderContext): string {
+  return toolCallHtml(call.toolCallId, toolCallParts(call, ctx));
 }
 
 // -- permission prompts -----------------------------------------------------------------------

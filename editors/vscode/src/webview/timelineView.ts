@@ -1,99 +1,238 @@
 // The timeline's DOM: one element per entry, keyed by `data-key` (`m:<index>`, `t:<id>`).
-// Entries are appended as the timeline grows and replaced one by one when they change, so a
-// streaming answer re-renders only its own message; within a message only the body's blocks
-// that changed are replaced (a streaming answer: its last paragraph, or the last piece of a
-// very long one). What the user opened or closed stays so.
+// Only a window at the end of a long timeline is in the DOM (./timelineWindow); a "show
+// earlier" button above it, which also fires when scrolled into view, renders more from the
+// model. Entries are appended as the timeline grows and patched when they change: a message
+// replaces only the body blocks that changed (a streaming answer: its last paragraph, or the
+// last piece of a very long one), a tool call only its class, summary or body, and an entry
+// whose parts did not change is not touched. What the user opened or closed stays so.
+
+import type { EntryRender, ToolCallParts } from "./render";
+import { earlierStart, initialStart, trimmedStart, WINDOW, type WindowLimits } from "./timelineWindow";
 
 const BODY = ":scope > .body, :scope > .thought-body";
 
+/** What the view asks of the session. */
+export interface EntrySource {
+  count(): number;
+  key(index: number): string;
+  render(key: string): EntryRender | null;
+}
+
+/** An entry in the DOM and what it shows. */
+interface Shown {
+  el: HTMLElement;
+  html?: string;
+  blocks?: string[];
+  parts?: ToolCallParts;
+}
+
 export class TimelineView {
   private readonly userToggled = new Map<string, boolean>();
-  /** The body blocks last shown, per message key. */
-  private readonly shown = new Map<string, string[]>();
+  private readonly shown = new Map<string, Shown>();
+  /** The entries in the DOM: [first, end) of the timeline. */
+  private first = 0;
+  private end = 0;
+  private readonly earlier: HTMLButtonElement;
+  private readonly watcher: IntersectionObserver | null = null;
 
   constructor(
     private readonly root: HTMLElement,
-    private readonly html: (key: string) => string,
-    private readonly blocks: (key: string) => string[] | null = () => null,
+    private readonly source: EntrySource,
+    private readonly limits: WindowLimits = WINDOW,
   ) {
-    // `toggle` does not bubble: listen in the capture phase.
+    // `toggle` does not bubble: listen in the capture phase. A toggle to the state the
+    // view itself set is not the user's.
     root.addEventListener(
       "toggle",
       (event) => {
-        const el = event.target as HTMLElement;
+        const el = event.target as HTMLDetailsElement;
         const key = el.dataset.key;
-        if (key && event.isTrusted) {
-          this.userToggled.set(key, (el as HTMLDetailsElement).open);
+        const parts = key ? this.shown.get(key)?.parts : undefined;
+        if (key && event.isTrusted && parts?.open !== el.open) {
+          this.userToggled.set(key, el.open);
         }
       },
       true,
     );
+    this.earlier = document.createElement("button");
+    this.earlier.className = "earlier link";
+    this.earlier.hidden = true;
+    this.earlier.addEventListener("click", () => this.showEarlier());
+    root.before(this.earlier);
+    if (typeof IntersectionObserver === "function") {
+      this.watcher = new IntersectionObserver((seen) => {
+        if (seen.some((e) => e.isIntersecting) && !this.earlier.hidden) {
+          this.showEarlier();
+        }
+      });
+      this.watcher.observe(this.earlier);
+    }
   }
 
   /** Another session: forget the open/closed choices. */
   reset(): void {
     this.userToggled.clear();
-    this.shown.clear();
   }
 
-  private element(key: string): HTMLElement | null {
-    const template = document.createElement("template");
-    const blocks = this.blocks(key);
-    if (blocks) {
-      this.shown.set(key, blocks);
+  /** How many entries the DOM holds (for tests and the bench). */
+  get rendered(): number {
+    return this.end - this.first;
+  }
+
+  private create(key: string): HTMLElement | null {
+    const view = this.source.render(key);
+    if (!view) {
+      return null;
     }
-    template.innerHTML = this.html(key);
+    const template = document.createElement("template");
+    const html = view.html();
+    template.innerHTML = html;
     const el = template.content.firstElementChild as HTMLElement | null;
+    if (!el) {
+      return null;
+    }
     const open = this.userToggled.get(key);
     if (el instanceof HTMLDetailsElement && open !== undefined) {
       el.open = open;
     }
+    this.shown.set(key, { el, blocks: view.blocks, parts: view.parts, html: view.blocks || view.parts ? undefined : html });
     return el;
   }
 
-  rebuild(keys: string[]): void {
-    this.root.textContent = "";
-    this.shown.clear();
+  private fragment(from: number, to: number): DocumentFragment {
     const fragment = document.createDocumentFragment();
-    for (const key of keys) {
-      const el = this.element(key);
+    for (let i = from; i < to; i++) {
+      const el = this.create(this.source.key(i));
       if (el) {
         fragment.appendChild(el);
       }
     }
-    this.root.appendChild(fragment);
+    return fragment;
   }
 
-  /** Add the entries past the ones already shown (the timeline only grows). */
-  append(keys: string[]): void {
-    for (let i = this.root.children.length; i < keys.length; i++) {
-      const el = this.element(keys[i] as string);
-      if (el) {
-        this.root.appendChild(el);
+  /** Render the end of the timeline afresh. */
+  rebuild(): void {
+    this.root.textContent = "";
+    this.shown.clear();
+    this.end = this.source.count();
+    this.first = initialStart(this.end, this.limits);
+    this.root.appendChild(this.fragment(this.first, this.end));
+    this.updateEarlier();
+  }
+
+  /**
+   * Show what changed: append the entries past the ones shown (the timeline only grows),
+   * patch the `changed` ones in the DOM, and when `following` the end, drop the oldest
+   * entries past the window.
+   */
+  update(changed: Iterable<string>, following: boolean): void {
+    const count = this.source.count();
+    const added = new Set<string>();
+    if (count > this.end) {
+      for (let i = this.end; i < count; i++) {
+        added.add(this.source.key(i));
+      }
+      this.root.appendChild(this.fragment(this.end, count));
+      this.end = count;
+    }
+    for (const key of changed) {
+      if (!added.has(key)) {
+        this.patch(key);
       }
     }
+    if (following) {
+      const first = trimmedStart(this.first, this.end, this.limits);
+      for (let i = this.first; i < first; i++) {
+        const key = this.source.key(i);
+        this.shown.get(key)?.el.remove();
+        this.shown.delete(key);
+      }
+      this.first = first;
+    }
+    this.updateEarlier();
   }
 
-  replace(key: string): void {
-    const current = this.root.querySelector(`[data-key="${CSS.escape(key)}"]`);
-    if (current && this.patchBody(key, current)) {
+  /** Render entries above the first shown, keeping what is on screen where it is. */
+  showEarlier(): void {
+    if (this.first === 0) {
       return;
     }
-    const el = current ? this.element(key) : null;
-    if (current && el) {
-      current.replaceWith(el);
+    const anchor = this.root.firstElementChild;
+    const top = anchor?.getBoundingClientRect().top ?? 0;
+    const from = earlierStart(this.first, this.limits);
+    this.root.insertBefore(this.fragment(from, this.first), this.root.firstChild);
+    this.first = from;
+    this.updateEarlier();
+    const moved = (anchor?.getBoundingClientRect().top ?? top) - top;
+    if (moved !== 0) {
+      window.scrollBy(0, moved);
+    }
+    // Observing again reports whether the button is still in view (then more are shown).
+    this.watcher?.unobserve(this.earlier);
+    this.watcher?.observe(this.earlier);
+  }
+
+  private updateEarlier(): void {
+    this.earlier.hidden = this.first === 0;
+    const label = `Show earlier (${this.first})`;
+    if (!this.earlier.hidden && this.earlier.textContent !== label) {
+      this.earlier.textContent = label;
+    }
+  }
+
+  /** Bring an entry in the DOM up to date (entries not in the DOM are rendered when shown). */
+  private patch(key: string): void {
+    const shown = this.shown.get(key);
+    const view = shown ? this.source.render(key) : null;
+    if (!shown || !view) {
+      return;
+    }
+    if (shown.blocks && view.blocks) {
+      if (this.patchBody(shown, view.blocks)) {
+        return;
+      }
+    } else if (shown.parts && view.parts) {
+      this.patchParts(key, shown, view.parts);
+      return;
+    } else if (shown.html !== undefined && shown.html === view.html()) {
+      return;
+    }
+    const el = this.create(key);
+    if (el) {
+      shown.el.replaceWith(el);
+    }
+  }
+
+  /** Patch a tool call's class, open state (unless the user chose), summary and body. */
+  private patchParts(key: string, shown: Shown, next: ToolCallParts): void {
+    const before = shown.parts as ToolCallParts;
+    const el = shown.el as HTMLDetailsElement;
+    shown.parts = next;
+    if (before.className !== next.className) {
+      el.className = next.className;
+    }
+    if (before.summary !== next.summary) {
+      const summary = el.querySelector(":scope > summary");
+      if (summary) {
+        summary.innerHTML = next.summary;
+      }
+    }
+    if (before.body !== next.body) {
+      const body = el.querySelector(":scope > .tool-body");
+      if (body) {
+        body.innerHTML = next.body;
+      }
+    }
+    if (before.open !== next.open && !this.userToggled.has(key)) {
+      el.open = next.open;
     }
   }
 
   /** Replace only the body blocks of a message that changed; false when it cannot. */
-  private patchBody(key: string, current: Element): boolean {
-    const before = this.shown.get(key);
-    const body = current.querySelector(BODY);
-    if (!before || !body || body.children.length !== before.length) {
-      return false;
-    }
-    const after = this.blocks(key);
-    if (!after) {
+  private patchBody(shown: Shown, after: string[]): boolean {
+    const before = shown.blocks as string[];
+    const body = shown.el.querySelector(BODY);
+    if (!body || body.children.length !== before.length) {
       return false;
     }
     const template = document.createElement("template");
@@ -116,7 +255,7 @@ export class TimelineView {
     while (body.children.length > after.length) {
       body.lastElementChild?.remove();
     }
-    this.shown.set(key, after);
+    shown.blocks = after;
     return true;
   }
 }

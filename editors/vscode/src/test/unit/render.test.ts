@@ -16,6 +16,7 @@ import {
   renderConfigOptions,
   renderContextLine,
   renderEntry,
+  renderEntryView,
   renderMessage,
   renderModeOptions,
   renderPermission,
@@ -357,6 +358,32 @@ describe("timeline", () => {
     assert.ok(renderEntry(session, "t:run", ctx()).includes('data-key="t:run"'));
     assert.equal(renderEntry(session, "t:missing", ctx()), "");
     assert.deepEqual(toolCallsShowingTerminal(session, "T"), ["run"]);
+    // What the chat patches: a message's body blocks, a tool call's parts; the same HTML.
+    const message = renderEntryView(session, "m:0", ctx());
+    assert.deepEqual(message?.blocks, ["<p>hi</p>"]);
+    assert.equal(message?.html(), renderEntry(session, "m:0", ctx()));
+    const tool = renderEntryView(session, "t:run", ctx());
+    assert.equal(tool?.html(), renderEntry(session, "t:run", ctx()));
+    assert.equal(tool?.parts?.className, "entry tool status-completed");
+    assert.equal(renderEntryView(session, "t:missing", ctx()), null);
+  });
+
+  test("a tool call's parts change only where the call did", () => {
+    const running = renderEntryView(
+      fromSnapshot({ sessionId: "s", agent: "a", cwd: "/w", status: "running", seq: 0, messages: [], timeline: [{ toolCall: "t1" }], toolCalls: [call({ status: "in_progress" })] }),
+      "t:t1",
+      ctx(),
+    )?.parts;
+    const done = renderEntryView(
+      fromSnapshot({ sessionId: "s", agent: "a", cwd: "/w", status: "running", seq: 0, messages: [], timeline: [{ toolCall: "t1" }], toolCalls: [call()] }),
+      "t:t1",
+      ctx(),
+    )?.parts;
+    assert.ok(running && done);
+    assert.equal(running.body, done.body);
+    assert.notEqual(running.summary, done.summary);
+    assert.deepEqual([running.open, done.open], [true, false]);
+    assert.equal(done.className, "entry tool status-completed");
   });
 });
 
