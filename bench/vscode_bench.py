@@ -189,7 +189,7 @@ def complete(prompt: str, r: JsonObject) -> bool:
     kind, n, size = prompt.split()[:3]
     if kind == "flood":
         return bool(r.get("chat_last_chars") == int(n) * int(size))
-    return bool(r.get("chat_tools_completed") == int(n) + 1)
+    return bool(r.get("chat_tools_completed") == int(n) + 1 and r.get("chat_last_tool_completed"))
 
 
 def run_vscode(vsix: Path, prompt: str, marker: str | None, tail: int) -> JsonObject:

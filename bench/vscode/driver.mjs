@@ -12,7 +12,8 @@
 //   t0            the chat's prompt input gets the Enter keydown (the prompt is sent)
 //   dom           the last text is in the chat webview's DOM (a MutationObserver: the last
 //                 chunk's marker at the end of the last agent message; for a tool turn, the
-//                 status line back to Idle after the turn ran)
+//                 status line back to Idle after the turn ran, the last tool call shown
+//                 completed)
 //   visible       the next animation frame after that: the frame holding the text was painted
 //   key latency   from when a key was due (a fixed 20 ms schedule in the driver) to when the
 //                 text editor's rendered lines (Monaco's .view-lines DOM) hold it
@@ -102,7 +103,7 @@ function watchChat({ marker, tail }) {
     }
     const idle = status.textContent.includes("Idle");
     r.sawBusy ||= !idle;
-    return r.sawBusy && idle;
+    return r.sawBusy && idle && Boolean(timeline.lastElementChild?.matches("details.tool.status-completed"));
   };
   const observer = new MutationObserver(() => {
     if (r.dom === null && arrived()) {
@@ -116,14 +117,24 @@ function watchChat({ marker, tail }) {
   observer.observe(document.body, { childList: true, subtree: true, characterData: true });
 }
 
+/** What the chat shows. A long timeline has only its end in the DOM: the counts of the whole
+ * come from the webview's model (data-* on #timeline), the DOM's own beside them; a build
+ * without them (before the window) has the whole timeline in the DOM. */
 function chatFigures() {
   const timeline = document.getElementById("timeline");
   const body = timeline.lastElementChild?.querySelector(".body");
+  const model = timeline.dataset;
+  const domTools = timeline.querySelectorAll("details.tool").length;
+  const domCompleted = timeline.querySelectorAll("details.tool.status-completed").length;
   return {
     chat_last_chars: body ? body.textContent.length : 0,
-    chat_entries: timeline.children.length,
-    chat_tools: timeline.querySelectorAll("details.tool").length,
-    chat_tools_completed: timeline.querySelectorAll("details.tool.status-completed").length,
+    chat_entries: model.entries !== undefined ? Number(model.entries) : timeline.children.length,
+    chat_dom_entries: timeline.children.length,
+    chat_tools: model.tools !== undefined ? Number(model.tools) : domTools,
+    chat_tools_completed: model.toolsCompleted !== undefined ? Number(model.toolsCompleted) : domCompleted,
+    chat_dom_tools: domTools,
+    chat_dom_tools_completed: domCompleted,
+    chat_last_tool_completed: Boolean(timeline.lastElementChild?.matches("details.tool.status-completed")),
     chat_dom_nodes: document.getElementsByTagName("*").length,
     chat_heap_mb: performance.memory ? performance.memory.usedJSHeapSize / 2 ** 20 : null,
   };
