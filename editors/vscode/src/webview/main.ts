@@ -6,6 +6,7 @@ import type { HostToWebview, PendingPermission, PromptContext, WebviewToHost } f
 import { applySessionUpdate, applyStatus, applyTerminalOutput, type ChatSession } from "../model/sessionModel";
 import { isBusy, unreviewedChanges } from "../model/queries";
 import type { AgentSummary, SessionInfo } from "../model/types";
+import { onChatClick } from "./actions";
 import { AttachmentsView } from "./attachmentsView";
 import { CommandCompletion } from "./composerCompletion";
 import {
@@ -24,6 +25,7 @@ import {
   toolCallsShowingTerminal,
   type RenderContext,
 } from "./render";
+import { ScrollFollow } from "./scrollFollow";
 import { TimelineView } from "./timelineView";
 
 interface VsCodeApi {
@@ -111,35 +113,11 @@ function invalidate(keys: Iterable<string>): void {
   }
 }
 
-function scroller(): Element {
-  return document.scrollingElement ?? document.documentElement;
-}
-
-function nearBottom(): boolean {
-  const el = scroller();
-  return el.scrollHeight - el.scrollTop - el.clientHeight < 80;
-}
-
-// Whether the chat follows the end of the timeline: until the user scrolls up. Read from
-// scrolling, not from the page's height at each frame: entries get their real height only
-// once on screen (content-visibility), which would make the end look left behind.
-let following = true;
-let lastTop = 0;
-window.addEventListener(
-  "scroll",
-  () => {
-    const top = scroller().scrollTop;
-    if (top < lastTop || !following) {
-      following = nearBottom();
-    }
-    lastTop = top;
-  },
-  { passive: true },
-);
+const scroll = new ScrollFollow();
 
 function flush(): void {
   frame = 0;
-  const stick = following;
+  const stick = scroll.following;
   const keys = new Set(dirty);
   dirty.clear();
   const entries = [...keys].filter((k) => k.startsWith("m:") || k.startsWith("t:"));
@@ -286,61 +264,20 @@ ui.context.addEventListener("change", (event) => {
   }
 });
 
-document.addEventListener("click", (event) => {
-  const target = event.target as HTMLElement;
-  const link = target.closest<HTMLElement>("a[data-link]");
-  if (link) {
-    event.preventDefault();
-    post({ type: "openLocation", path: link.dataset.link ?? "" });
-    return;
-  }
-  const el = target.closest<HTMLElement>("[data-action]");
-  if (!el) {
-    return;
-  }
-  const data = el.dataset;
-  switch (data.action) {
-    case "openDiff":
-      post({ type: "openDiff", toolCallId: data.tool ?? "", index: Number(data.index ?? 0) });
-      break;
-    case "review":
-      post({
-        type: "review",
-        action: data.review === "reject" ? "reject" : "accept",
-        toolCallId: data.tool,
-        path: data.path,
-      });
-      break;
-    case "permission": {
-      const request = data.request ?? "";
-      const reasonInput = ui.permissions.querySelector<HTMLInputElement>(`input.reason[data-request="${CSS.escape(request)}"]`);
-      const reason = data.kind?.startsWith("reject") ? reasonInput?.value.trim() : undefined;
-      el.closest(".permission")?.classList.add("answered");
-      post({ type: "permission", requestId: request, optionId: data.option ?? null, reason: reason || undefined });
-      break;
-    }
-    case "openLocation":
-      post({ type: "openLocation", path: data.path ?? "", line: data.line !== undefined ? Number(data.line) : null });
-      event.preventDefault();
-      break;
-    case "complete":
-      completion.complete(data.command ?? "");
-      break;
-    case "switchSession":
-      post({ type: "switchSession", sessionId: data.session ?? "" });
-      break;
-    case "loadSession":
-      ui.sessions.hidden = true;
-      post({ type: "loadSession", agent: data.agent ?? "", sessionId: data.session ?? "", live: data.live === "true" });
-      break;
-  }
-});
+document.addEventListener("click", (event) =>
+  onChatClick(event, {
+    post,
+    permissions: ui.permissions,
+    sessions: ui.sessions,
+    complete: (command) => completion.complete(command),
+  }),
+);
 
 // -- messages from the host -----------------------------------------------------------------
 
 function setSession(next: ChatSession | null): void {
   session = next;
-  following = true;
+  scroll.following = true;
   timeline.reset();
   completion.update();
   invalidate(["all"]);
