@@ -43,7 +43,8 @@ from tests.vscode.tools import (
 )
 
 DRIVER = Path(__file__).with_name("driver.mjs")
-SUITE = EXTENSION / "src" / "test" / "e2e" / "suite.ts"
+E2E = EXTENSION / "src" / "test" / "e2e"
+SUITES = [E2E / "suite.ts", E2E / "panels.ts"]  # in the order index.ts imports them
 ARTIFACTS = Path(os.environ.get("ACP_LSP_ARTIFACTS", REPO / "artifacts")) / "vscode"
 EXTENSION_ID = "acp-lsp.acp-lsp"
 
@@ -65,7 +66,7 @@ def _names(path: Path, pattern: str) -> list[str]:
     return re.findall(pattern, path.read_text(encoding="utf-8"), re.M)
 
 
-HARNESS_TESTS = _names(SUITE, r'^test\(\s*"([^"]+)"')
+HARNESS_TESTS = [name for suite in SUITES for name in _names(suite, r'^test\(\s*"([^"]+)"')]
 UI_CHECKS = [n for n in _names(DRIVER, r'check\(\s*"([^"]+)"') if n != "ui flow"]
 
 

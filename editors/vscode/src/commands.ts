@@ -2,6 +2,7 @@
 
 import * as vscode from "vscode";
 import type { ChatController } from "./chat/controller";
+import type { ChatPanels } from "./chat/panel";
 import type { ChatViewProvider } from "./chat/view";
 import type { Prompts } from "./prompts";
 import { searchPick } from "./searchPick";
@@ -15,6 +16,7 @@ export interface CommandDeps {
   store: SessionStore;
   chat: ChatController;
   view: ChatViewProvider;
+  panels: ChatPanels;
   prompts: Prompts;
 }
 
@@ -103,7 +105,7 @@ async function pickDoctorAgents(store: SessionStore, prompts: Prompts): Promise<
 }
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
-  const { server, store, chat, view, prompts } = deps;
+  const { server, store, chat, view, panels, prompts } = deps;
   const register = (id: string, fn: (...args: unknown[]) => unknown): vscode.Disposable =>
     vscode.commands.registerCommand(id, async (...args: unknown[]) => {
       try {
@@ -117,7 +119,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     });
 
   return [
-    ...Object.entries(sessionCommands(store, view, prompts)).map(([id, fn]) => register(id, fn)),
+    ...Object.entries(sessionCommands(store, view, panels, prompts)).map(([id, fn]) => register(id, fn)),
     register("acpLsp.openChat", () => view.reveal()),
     register("acpLsp.newSession", async (agent?: unknown) => {
       const name = typeof agent === "string" ? agent : await pickAgent(store, "New session with…");

@@ -4,6 +4,8 @@
 import * as vscode from "vscode";
 import { registerAttachCommands } from "./chat/attachCommands";
 import { ChatController } from "./chat/controller";
+import { EditorContextTracker } from "./chat/editorContext";
+import { ChatPanels } from "./chat/panel";
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chat/view";
 import { registerCommands } from "./commands";
 import { DiffDocuments } from "./diffs";
@@ -24,6 +26,8 @@ export interface AcpLspApi {
   permissions: PermissionBroker;
   chat: ChatController;
   view: ChatViewProvider;
+  /** The chats in editor tabs, each pinned to one session. */
+  panels: ChatPanels;
   statusBar: StatusBar;
   /** What the commands ask the user; the end-to-end suite answers through it. */
   prompts: Prompts;
@@ -35,7 +39,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
   const output = vscode.window.createOutputChannel("ACP Agents", { log: true });
   // The server's handlers, the store and the view refer to each other: the closures below
   // run only after all of them exist.
-  const permissions: PermissionBroker = new PermissionBroker((): boolean => view.visible);
+  const permissions: PermissionBroker = new PermissionBroker(
+    (sessionId): boolean => view.visible || panels.showsSession(sessionId),
+  );
   server = new AcpServer(output, {
     sessionUpdate: (p) => store.handleUpdate(p),
     sessionStatus: (p) => store.handleStatus(p),
@@ -47,8 +53,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
   });
   const store: SessionStore = new SessionStore(server, () => readSettings().followAlong);
   const diffs = new DiffDocuments();
-  const chat: ChatController = new ChatController(store, permissions, diffs, output);
+  const editors = new EditorContextTracker();
+  const chat: ChatController = new ChatController(store, permissions, diffs, output, editors);
   const view: ChatViewProvider = new ChatViewProvider(context.extensionUri, chat);
+  const panels: ChatPanels = new ChatPanels({ extensionUri: context.extensionUri, store, permissions, diffs, output, editors });
   const statusBar = new StatusBar();
   const prompts = vscodePrompts();
 
@@ -58,8 +66,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
     store,
     permissions,
     diffs,
+    editors,
     chat,
     view,
+    panels,
     statusBar,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, view, { webviewOptions: { retainContextWhenHidden: true } }),
     store.onDidChange(() => {
@@ -70,13 +80,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
     store.onDidProgress((report) => statusBar.onProgress(report)),
     server.onDidStop(() => store.forgetAll()),
     server.onDidStart(() => void chat.refreshAgents().catch(() => undefined)),
-    ...registerCommands({ server, store: store, chat, view, prompts }),
+    ...registerCommands({ server, store: store, chat, view, panels, prompts }),
     ...registerAttachCommands(chat, view, output),
   );
 
   // Start in the background: activation must not wait for the server.
   void server.start().catch(() => undefined);
-  return { server, store: store, permissions, chat, view, statusBar, prompts };
+  return { server, store: store, permissions, chat, view, panels, statusBar, prompts };
 }
 
 export async function deactivate(): Promise<void> {

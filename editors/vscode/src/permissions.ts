@@ -23,8 +23,8 @@ export class PermissionBroker implements vscode.Disposable {
   readonly onDidAdd = this.addEmitter.event;
   readonly onDidResolve = this.doneEmitter.event;
 
-  /** Whether the chat view is where the user will see the prompt (no notification then). */
-  constructor(private readonly chatVisible: () => boolean) {}
+  /** Whether a chat on screen will show the session's prompt (no notification then). */
+  constructor(private readonly chatVisible: (sessionId: string) => boolean) {}
 
   list(sessionId?: string): PendingPermission[] {
     return [...this.pending.values()]
@@ -49,7 +49,7 @@ export class PermissionBroker implements vscode.Disposable {
     const sub = token.onCancellationRequested(() => this.answer(permission.requestId, null));
     void answer.finally(() => sub.dispose());
     this.addEmitter.fire(permission);
-    if (!this.chatVisible()) {
+    if (!this.chatVisible(permission.sessionId)) {
       void this.notify(permission);
     }
     return answer;

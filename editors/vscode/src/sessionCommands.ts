@@ -1,8 +1,9 @@
-// ACP: Switch / Rename / Close / Delete Session: several sessions side by side. Each acts on the
-// active session unless given a session id (other extensions, keybindings with args); with no
-// active session it asks which open one.
+// ACP: Switch / Rename / Close / Delete Session, Open Chat in Editor: several sessions side by
+// side. Each acts on the active session (the side bar chat's) unless given a session id (other
+// extensions, keybindings with args); with no active session it asks which open one.
 
 import * as vscode from "vscode";
+import type { ChatPanels } from "./chat/panel";
 import type { ChatViewProvider } from "./chat/view";
 import { isOpen, sessionLabel, switchEntries } from "./model/sessionList";
 import type { ChatSession } from "./model/sessionModel";
@@ -48,8 +49,32 @@ async function target(store: SessionStore, prompts: Prompts, arg: unknown, title
   return active && isOpen(active) ? active : pickOpen(store, prompts, title);
 }
 
-export function sessionCommands(store: SessionStore, view: ChatViewProvider, prompts: Prompts): Record<string, Handler> {
+export function sessionCommands(
+  store: SessionStore,
+  view: ChatViewProvider,
+  panels: ChatPanels,
+  prompts: Prompts,
+): Record<string, Handler> {
   return {
+    "acpLsp.openChatInEditor": async (sessionId?: unknown) => {
+      const session =
+        typeof sessionId === "string"
+          ? known(store, sessionId)
+          : await pickOpen(store, prompts, "Open which session in an editor tab?");
+      if (!session) {
+        return undefined;
+      }
+      panels.open(session.sessionId);
+      return session.sessionId;
+    },
+    // The side bar chat's title bar: its session, without asking.
+    "acpLsp.openActiveChatInEditor": async () => {
+      const session = await target(store, prompts, undefined, "Open which session in an editor tab?");
+      if (session) {
+        panels.open(session.sessionId);
+      }
+      return session?.sessionId;
+    },
     "acpLsp.switchSession": async (sessionId?: unknown) => {
       const session =
         typeof sessionId === "string" ? known(store, sessionId) : await pickOpen(store, prompts, "Switch session");

@@ -12,18 +12,20 @@ import { isBusy } from "../model/queries";
 import type { DiffDocuments } from "../diffs";
 import type { PermissionBroker } from "../permissions";
 import { sendRefusal } from "../model/attachments";
-import { buildPrompt, describeContext, type EditorContext } from "../promptContext";
+import { buildPrompt } from "../promptContext";
 import * as protocol from "../protocol";
 import type { SessionStore } from "../sessions";
 import { readSettings } from "../vscodeSettings";
 import { PromptAttachments, type PromptTarget } from "./attachments";
+import { offerAuthentication } from "./signIn";
+import type { EditorContextTracker } from "./editorContext";
+import { activeSessionTarget, type ChatTarget } from "./target";
 
 export class ChatController implements vscode.Disposable {
   private post: ((message: HostToWebview) => void) | undefined;
   private agents: protocol.AgentSummary[] = [];
   private selectedAgent: string | undefined;
   private includeContext = readSettings().includeActiveFile;
-  private lastEditor: vscode.TextEditor | undefined = vscode.window.activeTextEditor;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly turnEmitter = new vscode.EventEmitter<{ sessionId: string; result?: protocol.PromptResult; error?: unknown }>();
   /** Fires when a turn started from the chat ends (for tests and the status bar). */
@@ -32,7 +34,7 @@ export class ChatController implements vscode.Disposable {
   readonly attachments = new PromptAttachments(
     (message) => this.send(message),
     () => this.promptTarget(),
-    () => this.visibleEditor(),
+    () => this.editors.visibleEditor(),
   );
 
   constructor(
@@ -40,15 +42,27 @@ export class ChatController implements vscode.Disposable {
     private readonly permissions: PermissionBroker,
     private readonly diffs: DiffDocuments,
     private readonly output: vscode.LogOutputChannel,
+    private readonly editors: EditorContextTracker,
+    /** Which session this chat shows: the active one (the side bar), or its own (a tab). */
+    readonly target: ChatTarget = activeSessionTarget(store),
   ) {
     this.disposables.push(
       store.onDidChange((event) => {
-        const active = store.activeId;
+        const active = this.target.sessionId;
         switch (event.kind) {
           case "replace":
-          case "active":
             if (event.sessionId === active) {
               this.sendSession();
+            }
+            break;
+          case "active":
+            if (!this.target.pinned && event.sessionId === active) {
+              this.sendSession();
+            }
+            break;
+          case "removed":
+            if (this.target.pinned && event.sessionId === active) {
+              this.sendSession(); // its transcript stays, marked closed
             }
             break;
           case "update":
@@ -68,20 +82,13 @@ export class ChatController implements vscode.Disposable {
             break;
         }
       }),
-      permissions.onDidAdd((permission) => this.send({ type: "permission", permission: this.labelled(permission) })),
+      permissions.onDidAdd((permission) => {
+        if (this.showsPermission(permission)) {
+          this.send({ type: "permission", permission: this.labelled(permission) });
+        }
+      }),
       permissions.onDidResolve(({ permission }) => this.send({ type: "permissionDone", requestId: permission.requestId })),
-      vscode.window.onDidChangeActiveTextEditor((editor) => {
-        if (editor && editor.document.uri.scheme !== "output") {
-          this.lastEditor = editor;
-          this.sendContext();
-        }
-      }),
-      vscode.window.onDidChangeVisibleTextEditors(() => this.sendContext()),
-      vscode.window.onDidChangeTextEditorSelection((event) => {
-        if (event.textEditor === this.lastEditor) {
-          this.sendContext();
-        }
-      }),
+      editors.onDidChange(() => this.sendContext()),
       this.turnEmitter,
       this.attachments,
     );
@@ -96,9 +103,30 @@ export class ChatController implements vscode.Disposable {
     this.post?.(message);
   }
 
+  /** The session this chat shows. */
+  session(): ChatSession | null {
+    return this.target.session();
+  }
+
   private sendSession(): void {
-    const session = this.store.activeSession;
+    const session = this.session();
     this.send({ type: "session", session, follow: this.store.isFollowing(session?.sessionId ?? null) });
+  }
+
+  /** The side bar shows every session's prompts; a pinned chat only its own session's. */
+  private showsPermission(permission: PendingPermission): boolean {
+    return !this.target.pinned || permission.sessionId === this.target.sessionId;
+  }
+
+  /** Show another session here: the side bar makes it active, a pinned chat pins it. */
+  private show(sessionId: string): void {
+    if (this.target.sessionId === sessionId) {
+      return;
+    }
+    this.target.show(sessionId);
+    if (this.target.pinned) {
+      this.sendSession();
+    }
   }
 
   /** A prompt with its session's name: it shows in the chat whichever session is there. */
@@ -113,42 +141,8 @@ export class ChatController implements vscode.Disposable {
 
   // -- context ----------------------------------------------------------------------------------
 
-  /** The last focused editor, while it is still on screen (focus may be in the chat now). */
-  private visibleEditor(): vscode.TextEditor | undefined {
-    const editor = this.lastEditor;
-    if (
-      !editor ||
-      editor.document.uri.scheme !== "file" ||
-      !vscode.window.visibleTextEditors.some((e) => e.document === editor.document)
-    ) {
-      return undefined;
-    }
-    return editor;
-  }
-
-  private editorContext(): EditorContext | undefined {
-    const editor = this.visibleEditor();
-    if (!editor) {
-      return undefined;
-    }
-    const document = editor.document;
-    const selection = editor.selection;
-    return {
-      uri: document.uri.toString(),
-      label: vscode.workspace.asRelativePath(document.uri, false),
-      languageId: document.languageId,
-      selection: selection.isEmpty
-        ? undefined
-        : {
-            text: document.getText(selection),
-            startLine: selection.start.line + 1,
-            endLine: selection.end.line + 1,
-          },
-    };
-  }
-
   context(): PromptContext {
-    return describeContext(this.editorContext());
+    return this.editors.context();
   }
 
   // -- webview messages -----------------------------------------------------------------------
@@ -183,10 +177,10 @@ export class ChatController implements vscode.Disposable {
         this.send({ type: "sessions", sessions: (await this.store.listSessions()).sessions });
         break;
       case "loadSession":
-        await this.store.openSession(message);
+        this.show((await this.store.openSession(message)).sessionId);
         break;
       case "switchSession":
-        this.store.setActive(message.sessionId);
+        this.show(message.sessionId);
         break;
       case "setMode": {
         const session = this.requireSession();
@@ -208,7 +202,7 @@ export class ChatController implements vscode.Disposable {
         await this.review(message.action, message.toolCallId, message.path);
         break;
       case "openDiff": {
-        const call = this.store.activeSession?.toolCalls[message.toolCallId];
+        const call = this.session()?.toolCalls[message.toolCallId];
         if (call) {
           await this.diffs.open(call, message.index);
         }
@@ -229,14 +223,17 @@ export class ChatController implements vscode.Disposable {
   }
 
   private async sendInit(): Promise<void> {
-    const session = this.store.activeSession;
+    const session = this.session();
     this.send({
       type: "init",
       agents: this.agents,
       defaultAgent: this.defaultAgentName(),
       session,
       sessions: [],
-      permissions: this.permissions.list().map((p) => this.labelled(p)),
+      permissions: this.permissions
+        .list()
+        .filter((p) => this.showsPermission(p))
+        .map((p) => this.labelled(p)),
       context: this.context(),
       includeContext: this.includeContext,
       follow: this.store.isFollowing(session?.sessionId ?? null),
@@ -262,7 +259,7 @@ export class ChatController implements vscode.Disposable {
 
   /** The agent the next prompt goes to: the open session's, else the one a new session gets. */
   private promptTarget(): PromptTarget {
-    const session = this.store.activeSession;
+    const session = this.session();
     if (session && session.status !== "closed" && session.status !== "failed") {
       return { agent: session.agent, caps: session.promptCapabilities };
     }
@@ -271,7 +268,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   private requireSession(): ChatSession {
-    const session = this.store.activeSession;
+    const session = this.session();
     if (!session) {
       throw new Error("No ACP session: start one with \"ACP: New Session\".");
     }
@@ -280,13 +277,16 @@ export class ChatController implements vscode.Disposable {
 
   // -- actions (also used by commands) ----------------------------------------------------------
 
+  /** A new session (it becomes the active one), shown in this chat. */
   async newSession(agent?: string): Promise<ChatSession> {
-    return this.store.newSession(agent ?? this.selectedAgent ?? (readSettings().defaultAgent || undefined));
+    const session = await this.store.newSession(agent ?? this.selectedAgent ?? (readSettings().defaultAgent || undefined));
+    this.show(session.sessionId);
+    return session;
   }
 
-  /** Send a prompt in the active session (starting one if needed); resolves when the turn ends. */
+  /** Send a prompt in this chat's session (starting one if needed); resolves when the turn ends. */
   async sendPrompt(text: string): Promise<protocol.PromptResult | undefined> {
-    let session = this.store.activeSession;
+    let session = this.session();
     if (!session || session.status === "closed" || session.status === "failed") {
       session = await this.newSession();
     }
@@ -300,7 +300,7 @@ export class ChatController implements vscode.Disposable {
       throw new Error(refusal);
     }
     const attached = this.attachments.take();
-    const blocks = buildPrompt(text, this.editorContext(), this.includeContext, attached.items.map((a) => a.block));
+    const blocks = buildPrompt(text, this.editors.editorContext(), this.includeContext, attached.items.map((a) => a.block));
     const sessionId = session.sessionId;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -315,7 +315,7 @@ export class ChatController implements vscode.Disposable {
           throw error;
         }
         // Signed in without a terminal step: send the same prompt again, once.
-        if (!(await this.offerAuthentication(session.agent, error.data))) {
+        if (!(await offerAuthentication(this.store, session.agent, error.data))) {
           attached.restore();
           this.turnEmitter.fire({ sessionId, error });
           return undefined;
@@ -325,7 +325,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   async cancel(): Promise<void> {
-    const session = this.store.activeSession;
+    const session = this.session();
     if (session && isBusy(session.status)) {
       this.permissions.cancelSession(session.sessionId);
       await this.store.cancel(session.sessionId);
@@ -364,7 +364,7 @@ export class ChatController implements vscode.Disposable {
     if (target.startsWith("file:")) {
       uri = vscode.Uri.parse(target);
     } else {
-      const cwd = this.store.activeSession?.cwd ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
+      const cwd = this.session()?.cwd ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
       uri = vscode.Uri.file(path.isAbsolute(target) ? target : path.join(cwd, target));
     }
     const options: vscode.TextDocumentShowOptions = { preview: true };
@@ -378,77 +378,6 @@ export class ChatController implements vscode.Disposable {
   /** Show the chat and put `text` in its input. */
   focusInput(text?: string): void {
     this.send({ type: "focusInput", text });
-  }
-
-  /** Ask the user to sign in; true when done here (the prompt can be retried at once). */
-  private async offerAuthentication(agent: string, data: unknown): Promise<boolean> {
-    const info = (typeof data === "object" && data !== null ? data : {}) as {
-      authMethods?: protocol.AuthMethod[];
-      message?: string;
-      loginTerminal?: { methodId: string; command: string; args?: string[]; env?: Record<string, string> };
-    };
-    const methods = Array.isArray(info.authMethods) ? info.authMethods : [];
-    const actions = [
-      ...(info.loginTerminal ? ["Log In in Terminal"] : []),
-      ...(methods.length > 0 ? ["Sign In…"] : []),
-    ];
-    const reason = info.message ? ` (${info.message})` : "";
-    const choice = await vscode.window.showWarningMessage(
-      `ACP: the agent "${agent}" needs you to sign in${reason}.`,
-      ...actions,
-    );
-    if (choice === "Log In in Terminal" && info.loginTerminal) {
-      this.runLogin(agent, info.loginTerminal);
-      return false;
-    }
-    if (choice !== "Sign In…") {
-      return false;
-    }
-    const picked =
-      methods.length === 1
-        ? methods[0]
-        : await vscode.window.showQuickPick(
-            methods.map((m) => ({
-              label: m.name,
-              description: m.type === "env_var" ? (m.vars ?? []).map((v) => v.name).join(", ") : (m.description ?? undefined),
-              detail: m.type === "env_var" ? m.description ?? undefined : undefined,
-              id: m.id,
-            })),
-            { title: `Sign in to ${agent}` },
-          );
-    if (!picked) {
-      return false;
-    }
-    const result = await this.store.authenticate(agent, picked.id);
-    if (result.terminal) {
-      this.runLogin(agent, result.terminal);
-      return false;
-    }
-    if (result.envVars) {
-      // Secrets never pass through acp-lsp: the user puts them in the agent's env setting.
-      const names = result.envVars.map((v) => v.name).join(", ");
-      const open = await vscode.window.showInformationMessage(
-        `ACP: ${result.message ?? `set ${names} for ${agent}`}`,
-        "Open Settings",
-      );
-      if (open === "Open Settings") {
-        await vscode.commands.executeCommand("workbench.action.openSettings", "acpLsp.agents");
-      }
-      return false;
-    }
-    return true;
-  }
-
-  /** A terminal login (e.g. `claude-agent-acp --cli auth login`): the user finishes it, then sends again. */
-  private runLogin(agent: string, login: { command: string; args?: string[]; env?: Record<string, string> }): void {
-    const terminal = vscode.window.createTerminal({
-      name: `Sign in: ${agent}`,
-      shellPath: login.command,
-      shellArgs: login.args ?? [],
-      env: login.env,
-    });
-    terminal.show();
-    void vscode.window.showInformationMessage("ACP: finish signing in in the terminal, then send the prompt again.");
   }
 
   private reportError(error: unknown): void {

@@ -42,7 +42,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.view = view;
     const dist = vscode.Uri.joinPath(this.extensionUri, "dist");
     view.webview.options = { enableScripts: true, localResourceRoots: [dist] };
-    view.webview.html = this.html(view.webview, dist);
+    view.webview.html = ChatViewProvider.html(view.webview, dist);
     view.description = this.label;
     this.disposables.push(
       view.webview.onDidReceiveMessage((message: WebviewToHost) => void this.controller.handle(message)),
@@ -65,7 +65,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
   }
 
-  private html(webview: vscode.Webview, dist: vscode.Uri): string {
+  /** The chat's HTML shell; chats in editor tabs (panel.ts) load the same one. */
+  static html(webview: vscode.Webview, dist: vscode.Uri): string {
     const nonce = crypto.randomBytes(16).toString("base64");
     const src = (file: string): string => webview.asWebviewUri(vscode.Uri.joinPath(dist, file)).toString();
     const csp = [

@@ -20,6 +20,14 @@ export function sessionLabel(session: ChatSession): string {
   return session.title?.trim() || `Session …${session.sessionId.slice(-6)}`;
 }
 
+/** A chat tab's title: its session's name, and that it is closed once it is. */
+export function chatTabTitle(session: ChatSession | null, open: boolean): string {
+  if (!session) {
+    return "ACP Chat";
+  }
+  return open ? sessionLabel(session) : `${sessionLabel(session)} (closed)`;
+}
+
 export function stateLabel(status: string): string {
   return STATES[status] ?? status;
 }

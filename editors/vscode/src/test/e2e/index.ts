@@ -3,6 +3,7 @@
 
 import { runAll } from "./harness";
 import "./suite";
+import "./panels";
 
 export async function run(): Promise<void> {
   const results = await runAll(process.env.ACP_LSP_TEST_RESULTS, process.env.ACP_LSP_TEST_GREP);

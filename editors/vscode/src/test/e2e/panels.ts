@@ -1,0 +1,203 @@
+// End-to-end tests of chats in editor tabs (ACP: Open Chat in Editor): several sessions side by
+// side, each tab pinned to its own session while the side bar follows the active one. What a
+// tab's webview is sent is recorded on its way (the webview still gets all of it).
+
+import * as vscode from "vscode";
+import type { ChatPanel } from "../../chat/panel";
+import type { HostToWebview } from "../../model/messages";
+import { isOpen, sessionLabel } from "../../model/sessionList";
+import { messageText } from "../../model/queries";
+import type { ChatSession } from "../../model/sessionModel";
+import { assert, assertEqual, test, waitFor } from "./harness";
+import { agentText, answerPermissions, api, closeAllEditors, current, freshSession, openEditor, writeFile } from "./helpers";
+
+/** Everything the tab's webview is sent from now on. */
+function record(panel: ChatPanel): HostToWebview[] {
+  const seen: HostToWebview[] = [];
+  panel.controller.attach((message) => {
+    seen.push(message);
+    panel.post(message);
+  });
+  return seen;
+}
+
+/** The sessions the messages are about. */
+function sessionsIn(messages: HostToWebview[]): Set<string> {
+  const ids = new Set<string>();
+  for (const m of messages) {
+    switch (m.type) {
+      case "init":
+      case "session":
+        if (m.session) {
+          ids.add(m.session.sessionId);
+        }
+        break;
+      case "update":
+      case "status":
+      case "terminal":
+        ids.add(m.params.sessionId);
+        break;
+      case "permission":
+        ids.add(m.permission.sessionId);
+        break;
+    }
+  }
+  return ids;
+}
+
+/** The user's words in the updates the webview was sent. */
+function userTextIn(messages: HostToWebview[]): string {
+  return messages
+    .flatMap((m) => (m.type === "update" ? m.params.updates : []))
+    .filter((u) => u.sessionUpdate === "user_message_chunk")
+    .map((u) => JSON.stringify(u))
+    .join("\n");
+}
+
+function userText(session: ChatSession): string {
+  return session.messages
+    .filter((m) => m.role === "user")
+    .map(messageText)
+    .join("\n");
+}
+
+async function openTab(sessionId: string): Promise<ChatPanel> {
+  const a = await api();
+  const opened = await vscode.commands.executeCommand<string | undefined>("acpLsp.openChatInEditor", sessionId);
+  assertEqual(opened, sessionId, "the command opened the session");
+  const panel = a.panels.find(sessionId);
+  assert(panel, `a tab shows session ${sessionId}`);
+  return panel;
+}
+
+/** A tab opened for the session, what its webview is sent recorded from before its chat loads. */
+async function openRecorded(sessionId: string): Promise<{ tab: ChatPanel; seen: HostToWebview[] }> {
+  const tab = await openTab(sessionId);
+  const seen = record(tab);
+  // The webview loads the chat script and asks for its state: it gets its own session.
+  await waitFor(() => seen.some((m) => m.type === "init"), `the chat in the tab of ${sessionId} to load`);
+  return { tab, seen };
+}
+
+async function named(title: string): Promise<ChatSession> {
+  const a = await api();
+  const session = await freshSession(a);
+  await vscode.commands.executeCommand("acpLsp.renameSession", session.sessionId, title);
+  await waitFor(() => current(a, session.sessionId).title === title, `the session named "${title}"`);
+  return session;
+}
+
+// -----------------------------------------------------------------------------------------------
+
+test("Open Chat in Editor: two tabs side by side, each prompted from itself, show only their own session", async () => {
+  const a = await api();
+  await closeAllEditors();
+  const first = await freshSession(a);
+  const second = await freshSession(a);
+  const { tab: left, seen: leftSeen } = await openRecorded(first.sessionId);
+  const { tab: right, seen: rightSeen } = await openRecorded(second.sessionId);
+  assert(left.panel.viewColumn !== right.panel.viewColumn, `side by side: columns ${left.panel.viewColumn} and ${right.panel.viewColumn}`);
+  assert(left.panel.visible && right.panel.visible, "both tabs are on screen");
+  assertEqual([left.panel.title, right.panel.title], [sessionLabel(first), sessionLabel(second)], "the tabs' titles");
+
+  // Both prompted from their own tab (the webview's message), at the same time.
+  await Promise.all([
+    left.controller.handle({ type: "prompt", text: "/explain the alpha side", includeContext: false }),
+    right.controller.handle({ type: "prompt", text: "/explain the beta side", includeContext: false }),
+  ]);
+  const s1 = current(a, first.sessionId);
+  const s2 = current(a, second.sessionId);
+  assert(userText(s1).includes("alpha side") && !userText(s1).includes("beta side"), `the left session got its prompt: ${userText(s1)}`);
+  assert(userText(s2).includes("beta side") && !userText(s2).includes("alpha side"), `the right session got its prompt: ${userText(s2)}`);
+  assert(agentText(s1).length > 0 && agentText(s2).length > 0, "both agents answered");
+  // The agent names each session after its first prompt: the tabs' titles follow.
+  await waitFor(() => left.panel.title === "/explain the alpha side", `the left tab's title (${left.panel.title})`);
+  await waitFor(() => right.panel.title === "/explain the beta side", `the right tab's title (${right.panel.title})`);
+  assertEqual([...sessionsIn(leftSeen)], [first.sessionId], "the sessions the left tab was sent");
+  assertEqual([...sessionsIn(rightSeen)], [second.sessionId], "the sessions the right tab was sent");
+  assert(userTextIn(leftSeen).includes("alpha side") && !userTextIn(leftSeen).includes("beta side"), "the left transcript");
+  assert(userTextIn(rightSeen).includes("beta side") && !userTextIn(rightSeen).includes("alpha side"), "the right transcript");
+
+  // The side bar follows the active session; the tabs stay on theirs.
+  assertEqual(a.store.activeId, second.sessionId, "the last new session is active");
+  assertEqual(a.chat.session()?.sessionId, second.sessionId, "the side bar shows the active session");
+  assertEqual(a.view.description, "/explain the beta side", "the side bar's title bar names it");
+  await vscode.commands.executeCommand("acpLsp.switchSession", first.sessionId);
+  assertEqual(a.chat.session()?.sessionId, first.sessionId, "the side bar follows a switch");
+  assertEqual(right.sessionId, second.sessionId, "the right tab stays on its session");
+  assertEqual([...sessionsIn(rightSeen)], [second.sessionId], "… and was sent nothing of the other");
+
+  // Opening a session that has a tab reveals that tab.
+  await vscode.commands.executeCommand("acpLsp.openChatInEditor", second.sessionId);
+  assertEqual(a.panels.list().filter((p) => p.sessionId === second.sessionId).length, 1, "still one tab for the session");
+  await waitFor(() => right.panel.active, "the right tab revealed");
+  await closeAllEditors();
+  await waitFor(() => a.panels.list().length === 0, "closed tabs are forgotten");
+}, 60_000);
+
+test("Rename Session renames a chat tab's session and the tab's title; closing the tab keeps the session", async () => {
+  const a = await api();
+  await closeAllEditors();
+  const pinned = await named("Before rename");
+  const active = await freshSession(a);
+  const tab = await openTab(pinned.sessionId);
+  assertEqual(tab.panel.title, "Before rename", "the tab's title");
+  // Commands act on the active session (the side bar's) unless given a session: the tab's here.
+  await vscode.commands.executeCommand("acpLsp.renameSession", pinned.sessionId, "Renamed in its tab");
+  await waitFor(() => current(a, pinned.sessionId).title === "Renamed in its tab", "the tab's session renamed");
+  assert(current(a, active.sessionId).title !== "Renamed in its tab", "the active session keeps its name");
+  await waitFor(() => tab.panel.title === "Renamed in its tab", `the tab's title follows (${tab.panel.title})`);
+
+  tab.panel.dispose();
+  await waitFor(() => a.panels.find(pinned.sessionId) === undefined, "the closed tab is forgotten");
+  assert(isOpen(current(a, pinned.sessionId)), "its session is still open");
+  const result = await a.store.prompt(pinned.sessionId, "/help");
+  assertEqual(result.stopReason, "end_turn", "the session still answers");
+  const again = await openTab(pinned.sessionId);
+  assert(again !== tab, "opening it again makes a new tab");
+  assert(/\/explain/.test(agentText(current(a, pinned.sessionId))), "the session's answer is in the store");
+  await closeAllEditors();
+}, 60_000);
+
+test("a chat tab gets its own session's permission prompts and cancel; its session closed shows in the tab", async () => {
+  const a = await api();
+  await closeAllEditors();
+  const file = writeFile("tabs/edit.py", "x = 1\n");
+  await openEditor(file);
+  const other = await named("Other tab");
+  const pinned = await freshSession(a);
+  const { tab: otherTab, seen: otherSeen } = await openRecorded(other.sessionId);
+  const { tab, seen } = await openRecorded(pinned.sessionId);
+  await vscode.commands.executeCommand("acpLsp.switchSession", other.sessionId);
+
+  const answers = answerPermissions(a, () => "leave");
+  try {
+    const turn = tab.controller.sendPrompt("Edit this file");
+    const request = await waitFor(
+      () => seen.find((m): m is Extract<HostToWebview, { type: "permission" }> => m.type === "permission"),
+      "the permission prompt in the tab",
+      20_000,
+    );
+    assertEqual(request.permission.sessionId, pinned.sessionId, "the prompt is the tab's session's");
+    assert(!otherSeen.some((m) => m.type === "permission"), "the other tab does not show it");
+    await tab.controller.handle({ type: "permission", requestId: request.permission.requestId, optionId: "allow" });
+    assertEqual((await turn)?.stopReason, "end_turn", "the turn ended after the answer from the tab");
+    await waitFor(() => seen.some((m) => m.type === "permissionDone"), "the prompt leaves the tab");
+
+    const slow = tab.controller.sendPrompt("Go slow please");
+    await waitFor(() => current(a, pinned.sessionId).status === "running", "the slow turn to start");
+    await tab.controller.handle({ type: "cancel" });
+    assertEqual((await slow)?.stopReason, "cancelled", "Stop in the tab cancelled its turn");
+    assertEqual(a.store.activeId, other.sessionId, "the active session did not change");
+  } finally {
+    answers.dispose();
+  }
+
+  const label = sessionLabel(current(a, pinned.sessionId)); // the agent names it after the first prompt
+  await vscode.commands.executeCommand("acpLsp.closeSession", pinned.sessionId);
+  await waitFor(() => tab.panel.title === `${label} (closed)`, `the tab says its session is closed (${tab.panel.title})`);
+  const last = [...seen].reverse().find((m) => m.type === "session");
+  assertEqual(last?.type === "session" ? [last.session?.sessionId, last.session?.status] : null, [pinned.sessionId, "closed"], "the tab shows its session closed");
+  assertEqual(otherTab.sessionId, other.sessionId, "the other tab is unaffected");
+  await closeAllEditors();
+}, 60_000);
