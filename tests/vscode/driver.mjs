@@ -235,6 +235,7 @@ async function ui() {
   );
   check("a listed session loads into the chat", true);
   await sessionManagement(page, chat);
+  await chatTabs(page, chat);
   await longTurn(chat);
   check("the chat webview logged no CSP violation or script error", webviewErrors.length === 0, webviewErrors.join("\n"));
   return checks.every((c) => c.ok) ? 0 : 1;
@@ -364,6 +365,69 @@ async function sessionManagement(page, chat) {
     return text.includes("Renamed in the UI") ? null : text;
   }, "the deleted session gone from the status bar").catch(async () => `still: ${await statusbarText(page)}`);
   check("after Delete Session the chat moves to the remaining session", !after.startsWith("still") && (await chat.locator("#timeline .entry").count()) > 0, after);
+}
+
+// Chats in editor tabs: the remaining session and a new one, each in a tab of its own, side by
+// side; each tab is prompted and answered on its own.
+async function chatTabs(page, chat) {
+  await page.keyboard.press("Escape");
+  const openButton = page.locator('.part.sidebar [aria-label^="Open This Session in an Editor Tab"]').first();
+  check("the chat view's title bar offers Open This Session in an Editor Tab", await openButton.isVisible().catch(() => false));
+  const tabChats = (count) =>
+    poll(async () => {
+      const frames = [];
+      for (const frame of page.frames()) {
+        if (frame !== chat && (await frame.$("#input").catch(() => null))) {
+          frames.push(frame);
+        }
+      }
+      return frames.length >= count ? frames : null;
+    }, `${count} chat tab(s)`);
+  const agentText = async (frame) => (await frame.locator(".message.agent").allInnerTexts()).join("\n");
+  const name = await chat.locator("#title").innerText();
+  const answered = await agentText(chat);
+  await openButton.click();
+  const [first] = await tabChats(1);
+  await poll(
+    async () => (await first.locator("#title").innerText()) === name && (await agentText(first)) === answered,
+    "the session's transcript in its tab",
+  );
+  check("Open Chat in Editor shows the session's transcript in an editor tab", answered.length > 0, name);
+
+  // A new session in the side bar, then in a tab of its own beside the first.
+  await chat.locator("#new").click();
+  await poll(async () => (await chat.locator("#timeline .entry").count()) === 0, "an empty new session");
+  await openButton.click();
+  const second = (await tabChats(2)).find((frame) => frame !== first);
+  await second.locator("#input").fill("/help with the commands"); // past the command: Enter sends
+  await second.locator("#input").press("Enter");
+  const help = await poll(async () => {
+    const text = await agentText(second);
+    return text.includes("I am the acp-lsp demo agent") ? text : null;
+  }, "the answer in the second tab", 20_000).catch(async () => `missing: ${await agentText(second)}`);
+  check("a chat tab's prompt is answered in that tab", !help.startsWith("missing"), help);
+  const firstText = await agentText(first);
+  check(
+    "each chat tab shows only its own session",
+    firstText === answered && !help.includes("src/app.py"),
+    `first: ${firstText.slice(0, 200)} | second: ${help.slice(0, 200)}`,
+  );
+  const titles = (await page.locator(".tabs-container .tab").allInnerTexts()).map((t) => t.replace(/\s+/g, " "));
+  check(
+    "the chat tabs are titled by their sessions' names",
+    // The new session's name: the agent's title for it, or the end of its id until it has one.
+    titles.some((t) => t.trim() === name) && titles.some((t) => /^(\/help with the commands|Session …\w{6})$/.test(t.trim())),
+    titles.join(" | "),
+  );
+  // Without the side bar, for a readable screenshot of the two tabs.
+  await runCommand(page, "View: Toggle Primary Side Bar Visibility");
+  await poll(async () => !(await page.locator(".part.sidebar").isVisible()), "the side bar hidden");
+  await poll(async () => !(await page.locator(".quick-input-widget").isVisible()), "the command palette gone");
+  await shot(page, "chat-tabs.png");
+  // The side bar back for what follows in it.
+  await runCommand(page, "View: Toggle Primary Side Bar Visibility");
+  await poll(async () => await page.locator(".part.sidebar").isVisible(), "the side bar shown again");
+  await poll(async () => !(await page.locator(".quick-input-widget").isVisible()), "the command palette gone");
 }
 
 let code;
