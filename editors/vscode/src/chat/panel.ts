@@ -8,6 +8,7 @@ import type { HostToWebview, WebviewToHost } from "../model/messages";
 import { chatTabTitle } from "../model/sessionList";
 import type { PermissionBroker } from "../permissions";
 import type { SessionStore } from "../sessions";
+import { batchedPost } from "./batchedPost";
 import { ChatController } from "./controller";
 import type { EditorContextTracker } from "./editorContext";
 import { PinnedSession } from "./target";
@@ -30,6 +31,7 @@ export class ChatPanel implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private readonly disposeEmitter = new vscode.EventEmitter<void>();
   readonly onDidDispose = this.disposeEmitter.event;
+  private readonly batched = batchedPost((message) => void this.panel.webview.postMessage(message));
 
   constructor(
     readonly panel: vscode.WebviewPanel,
@@ -60,9 +62,9 @@ export class ChatPanel implements vscode.Disposable {
     return this.target.sessionId;
   }
 
-  /** Send a message to the tab's webview. */
+  /** Send a message to the tab's webview (batched, as the side bar's). */
   post(message: HostToWebview): void {
-    void this.panel.webview.postMessage(message);
+    this.batched(message);
   }
 
   private retitle(): void {
