@@ -287,30 +287,30 @@ class AcpBackend(AcpAgent):
 
     # -- incoming --------------------------------------------------------------------------
     def _on_notification(self, method: str, params: Any) -> None:
-        if method == "elicitation/complete" and isinstance(params, dict):
+        # session/update first: it is the one a streaming turn sends per chunk
+        if method == "session/update" and isinstance(params, dict):
+            update = params.get("update")
+            if not isinstance(update, dict):
+                self.editor.log("warning", f"[{self.name}] session/update without an update object")
+                return
+            agent_sid = params.get("sessionId")
+            session = self._sessions.get(agent_sid) if isinstance(agent_sid, str) else None
+            if session is None:
+                if isinstance(agent_sid, str):
+                    early = self._early.setdefault(agent_sid, [])
+                    if len(early) < 10_000:
+                        early.append(update)
+                return
+            self._apply(session, update)
+        elif method == "elicitation/complete" and isinstance(params, dict):
             elicitation_id = params.get("elicitationId")
             if isinstance(elicitation_id, str):
                 session = self.session_for(params.get("sessionId"))
                 self.editor.elicitation_complete(session, self.name, elicitation_id)
-            return
-        if method != "session/update" or not isinstance(params, dict):
-            return
-        update = params.get("update")
-        if not isinstance(update, dict):
-            self.editor.log("warning", f"[{self.name}] session/update without an update object")
-            return
-        agent_sid = params.get("sessionId")
-        session = self.session_for(agent_sid)
-        if session is None:
-            if isinstance(agent_sid, str):
-                early = self._early.setdefault(agent_sid, [])
-                if len(early) < 10_000:
-                    early.append(update)
-            return
-        self._apply(session, update)
 
     def _apply(self, session: Session, update: JsonObject) -> None:
-        if str(update.get("sessionUpdate", "")).startswith("tool_call"):
+        kind = update.get("sessionUpdate")
+        if type(kind) is str and kind.startswith("tool_call"):
             paths = named_paths(update)
             if paths:
                 self.editor.note_paths(session, paths)

@@ -74,6 +74,14 @@ class Message:
         self._joins = 0  # times _parts were joined into one (a mark's part count is then stale)
 
     def append(self, block: dict[str, JSON]) -> None:
+        if self._head is not None and self._head_extras is None and len(block) == 2:
+            # The hot path, _text_of and _joinable inlined: plain text onto plain text.
+            text = block.get("text")
+            if block.get("type") == "text" and isinstance(text, str):
+                self._parts.append(text)
+                self._open_len += len(text)
+                self._tail = None
+                return
         text = _text_of(block)
         if text is None:
             self._close_tail()

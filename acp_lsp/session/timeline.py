@@ -53,12 +53,6 @@ class Timeline:
 
     # -- messages ------------------------------------------------------------------------
 
-    def on_chunk(self, update: Update, role: str) -> list[Update]:
-        """A ``*_message_chunk`` / ``agent_thought_chunk``: store it; it is forwarded as is."""
-        if role == "user" and self._echo is not None:
-            return self._on_chunk_during_echo(update, self._echo)
-        return self._store_chunk(update, role)
-
     def on_whole_message(self, update: Update, role: str) -> list[Update]:
         """v2 ``user_message`` / ``agent_message`` / ``agent_thought``: upsert one message."""
         message_id = update.get("messageId")
@@ -77,7 +71,7 @@ class Timeline:
             if not echo.started and echo.matches_whole(content):
                 self._message_ids["user", message_id] = self._prompt_index
                 return []
-            replayed = [out for held in echo.held for out in self._store_chunk(held, "user")]
+            replayed = [out for held in echo.held for out in self.on_chunk(held, "user")]
             return [*replayed, *self._upsert_message(role, message_id, content, update)]
         return self._upsert_message(role, message_id, content, update)
 
@@ -100,7 +94,13 @@ class Timeline:
         """The turn is over: an echo that has not come (or only partly) is not waited for."""
         self._echo = None
 
-    def _store_chunk(self, update: Update, role: str) -> list[Update]:
+    def on_chunk(self, update: Update, role: str) -> list[Update]:
+        """A ``*_message_chunk`` / ``agent_thought_chunk``: store it; it is forwarded as is.
+
+        Also stores what an echo held back, once ``_echo`` is None again (one method, not
+        two: it runs once per streamed chunk)."""
+        if role == "user" and self._echo is not None:
+            return self._on_chunk_during_echo(update, self._echo)
         content = update.get("content")
         if not isinstance(content, dict):
             log.warning(
@@ -140,8 +140,8 @@ class Timeline:
         self._echo = None
         updates: list[Update] = []
         for held in echo.held:
-            updates.extend(self._store_chunk(held, "user"))
-        updates.extend(self._store_chunk(update, "user"))
+            updates.extend(self.on_chunk(held, "user"))
+        updates.extend(self.on_chunk(update, "user"))
         return updates
 
     def _upsert_message(
