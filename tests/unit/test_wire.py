@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 import os
 import signal
@@ -23,6 +24,7 @@ from acp_lsp.backends.wire import (
     LineBuffer,
     RpcError,
 )
+from acp_lsp.backends.wire_frames import NOT_PARSED, parse_frame
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -501,3 +503,63 @@ def test_rpc_error_json_round_trip() -> None:
     malformed = RpcError.from_json("oops")
     assert malformed.code == -32603
     assert "oops" in malformed.message
+
+
+def _same_as_json_loads(line: bytes) -> None:
+    """parse_frame gives what json.loads gives (repr: key order, -0.0, 1 vs 1.0) or declines."""
+    parsed = parse_frame(line)
+    if parsed is NOT_PARSED:
+        return
+    assert repr(parsed) == repr(json.loads(line.decode())), line
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
+    max_leaves=20,
+)
+_FRAME = (
+    b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
+    b'{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"h\\u00e9 '
+    b'\\ud83d\\ude00"}}},"x":[1.5e300,-0,-0.0,1E-7,true,null,12345678901234567890]}'
+)
+
+
+@given(value=_JSON_VALUES, ascii_only=st.booleans(), spaced=st.booleans())
+def test_parse_frame_is_json_loads_for_any_json(value: Any, ascii_only: bool, spaced: bool) -> None:
+    separators = (", ", ": ") if spaced else (",", ":")
+    text = json.dumps(value, ensure_ascii=ascii_only, separators=separators)
+    _same_as_json_loads(text.encode("utf-8", "surrogatepass"))
+
+
+@given(at=st.integers(0, len(_FRAME) - 1), insert=st.binary(max_size=3), cut=st.integers(0, 3))
+def test_parse_frame_is_json_loads_or_declines_for_a_damaged_frame(
+    at: int, insert: bytes, cut: int
+) -> None:
+    _same_as_json_loads(_FRAME[:at] + insert + _FRAME[at + cut :])
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"s":"\\ud800"}',  # a lone surrogate: json takes it
+        b"[" * 500 + b"]" * 500,  # deeper than pydantic-core's limit
+        b'{"a":1} ',
+        b"\xef\xbb\xbf{}",  # a BOM
+        b'"\xff"',  # not UTF-8
+        b'{"a":1}x',
+        b"[" + b"1" * 4301 + b"]",  # more digits than int() takes
+        b'{"a":1,"b":2,"a":3}',
+        b"[NaN,-Infinity,1e400]",
+    ],
+)
+def test_parse_frame_edge_cases_match_json_loads(line: bytes) -> None:
+    _same_as_json_loads(line)
+    try:
+        expected = repr(json.loads(line.decode()))
+    except ValueError:  # UnicodeDecodeError too
+        assert parse_frame(line) is NOT_PARSED
+        return
+    parsed = parse_frame(line)
+    if parsed is not NOT_PARSED:
+        assert repr(parsed) == expected
