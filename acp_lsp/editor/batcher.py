@@ -66,7 +66,7 @@ def _joinable_text(update: JsonObject) -> str | None:
 
 
 class _Queue:
-    __slots__ = ("credit", "gap", "held", "items", "last_sent", "session", "timer")
+    __slots__ = ("credit", "early", "gap", "held", "items", "last_sent", "session", "timer")
 
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -75,6 +75,7 @@ class _Queue:
         self.last_sent = float("-inf")
         self.gap = 0.0  # spacing before the next notification may go
         self.credit = BURST  # notifications that may go early, before the gap is over
+        self.early = False  # the next flush goes before the gap is over, on credit
         self.timer: Any = None  # the scheduled flush (an asyncio handle)
 
 
@@ -139,8 +140,11 @@ class UpdateBatcher:
         if not self.adaptive:
             return self.flush_s
         wait = queue.last_sent + queue.gap - self._clock()
+        if wait <= 0:
+            return 0.0
         # a few may go early: the first chunk right behind the prompt's echo or a status
-        return 0.0 if wait <= 0 or queue.credit > 0 else wait
+        queue.early = queue.credit > 0
+        return 0.0 if queue.early else wait
 
     def _schedule(self, queue: _Queue) -> None:
         delay = self._delay(queue)
@@ -216,8 +220,10 @@ class UpdateBatcher:
         if since > queue.gap + self.min_gap:
             # after a pause: the smallest gap, and the burst credit back
             queue.gap, queue.credit = self.min_gap, BURST
-        elif since < queue.gap - 0.001:  # (timers may fire up to the clock's resolution early)
-            queue.credit = max(0, queue.credit - 1)  # went early, on credit
+        elif queue.early or since < queue.gap - 0.001:
+            # went early, on credit (a timer may fire up to the clock's resolution early: that
+            # is on time; a flush let through on credit is early however close to the gap)
+            queue.credit = max(0, queue.credit - 1)
         else:
             # streaming: a flood (many updates per notification) widens the gap up to
             # flushMs, so the editor gets fewer, larger messages; a steady stream keeps
@@ -230,6 +236,7 @@ class UpdateBatcher:
                 else max(self.min_gap, queue.gap / self.GROWTH)
             )
         queue.last_sent = now
+        queue.early = False
         self._send(
             self._method,
             {"sessionId": session.session_id, "seq": session.seq, "updates": updates},

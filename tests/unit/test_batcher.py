@@ -423,3 +423,28 @@ def test_a_flood_never_beats_a_cap_set_below_flush_ms() -> None:
         timers.run_due()
     late = [b - a for a, b in zip(sent_at[BURST:-1], sent_at[BURST + 1 :], strict=True)]
     assert late and min(late) >= 0.02 - 1e-9, late
+
+
+def test_a_flush_on_credit_counts_however_close_to_the_gap() -> None:
+    """Found by hypothesis: a chunk let through on credit 0.2 ms before the gap was over was
+    taken for a timer firing on time, kept its credit, and four notifications went in 10 ms."""
+    clock = Clock()
+    timers = Timers(clock)
+    sent_at: list[float] = []
+    batcher = UpdateBatcher(
+        lambda method, params: sent_at.append(clock.now),
+        METHOD,
+        flush_s=0.03,
+        min_gap=0.01,
+        clock=clock,
+        schedule=timers,
+    )
+    s = Session("s", "demo", "/w")
+    for dt in (0.0, 0.0, 0.009765625, 0.0):
+        clock.now += dt
+        timers.run_due()
+        batcher.publish(s, [chunk("x", messageId="m1")])
+        timers.run_due()
+    clock.now += 1.0
+    timers.run_due()
+    assert len([t for t in sent_at if t < sent_at[0] + 0.01]) <= 1 + BURST, sent_at
