@@ -26,6 +26,9 @@ def scenarios(quick: bool) -> list[tuple[str, str, str | None, int]]:
         (f"{n:,} chunks of 40 characters", f"flood {n} 40", f"{n - 1:08d}|", 200),
         (f"1 MiB answer ({big} chunks of 4 KiB)", f"flood {big} 4096", f"{big - 1:08d}|", 9000),
         (f"{tools:,} tool calls", f"tools {tools} 1000 1000", None, 0),
+        # The fixed path of every turn (webview, workbench, extension host, server, agent and
+        # back): an answer of one chunk.
+        ("1 chunk of 40 characters (the fixed path)", "flood 1 40", f"{0:08d}|", 200),
     ]
 
 
