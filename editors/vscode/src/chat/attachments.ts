@@ -92,7 +92,9 @@ export class PromptAttachments implements vscode.Disposable {
   take(): { items: Attachment[]; restore(): void } {
     const items = this.list;
     this.list = [];
-    this.publish();
+    if (items.length > 0) {
+      this.publish();
+    }
     return {
       items,
       restore: () => {

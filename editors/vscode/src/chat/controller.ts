@@ -26,6 +26,8 @@ export class ChatController implements vscode.Disposable {
   private agents: protocol.AgentSummary[] = [];
   private selectedAgent: string | undefined;
   private includeContext = readSettings().includeActiveFile;
+  /** The context the webview shows (JSON). */
+  private contextShown = "";
   private readonly disposables: vscode.Disposable[] = [];
   private readonly turnEmitter = new vscode.EventEmitter<{ sessionId: string; result?: protocol.PromptResult; error?: unknown }>();
   /** Fires when a turn started from the chat ends (for tests and the status bar). */
@@ -135,8 +137,15 @@ export class ChatController implements vscode.Disposable {
     return session ? { ...permission, sessionLabel: sessionLabel(session) } : permission;
   }
 
+  /** Only a change: typing moves the cursor, which changes what the chat shows only when a
+   * selection starts, ends or moves. */
   private sendContext(): void {
-    this.send({ type: "context", context: this.context() });
+    const context = this.context();
+    const shown = JSON.stringify(context);
+    if (shown !== this.contextShown) {
+      this.contextShown = shown;
+      this.send({ type: "context", context });
+    }
   }
 
   // -- context ----------------------------------------------------------------------------------
@@ -224,6 +233,8 @@ export class ChatController implements vscode.Disposable {
 
   private async sendInit(): Promise<void> {
     const session = this.session();
+    const context = this.context();
+    this.contextShown = JSON.stringify(context);
     this.send({
       type: "init",
       agents: this.agents,
@@ -234,7 +245,7 @@ export class ChatController implements vscode.Disposable {
         .list()
         .filter((p) => this.showsPermission(p))
         .map((p) => this.labelled(p)),
-      context: this.context(),
+      context,
       includeContext: this.includeContext,
       follow: this.store.isFollowing(session?.sessionId ?? null),
     });
