@@ -19,7 +19,7 @@
 //                 text editor's rendered lines (Monaco's .view-lines DOM) hold it
 //
 // Environment: ACP_LSP_VSCODE_TOOLS, CODE_SERVER_URL, ACP_LSP_WORKSPACE, CHROMIUM,
-// BENCH_MODE, BENCH_PROMPT, BENCH_MARKER ("" = end of turn), BENCH_TAIL, BENCH_KEY_MS,
+// BENCH_MODE, BENCH_PROMPT, BENCH_MARKER ("" = end of turn), BENCH_TAIL, BENCH_KEY_MS (0: no keys),
 // BENCH_IDLE_MS, BENCH_TIMEOUT_MS, BENCH_SHOT (a screenshot after the turn), BENCH_PROFILE,
 // BENCH_SETTLE_MS (a pause once the session is ready, before anything is timed; 3000).
 
@@ -149,6 +149,12 @@ function percentile(sorted, q) {
 async function typeKeys(page, stop) {
   const due = [];
   const start = now();
+  if (keyEvery === 0) {
+    while (!stop()) {
+      await sleep(20);
+    }
+    return due;
+  }
   for (let k = 0; !stop(); k++) {
     const at = start + k * keyEvery;
     const wait = at - now();
