@@ -2,7 +2,6 @@
 // requests and forwards session changes, permission prompts and the editor context to it.
 // Commands and tests drive the same methods the webview does.
 
-import * as path from "node:path";
 import * as vscode from "vscode";
 import { ResponseError } from "vscode-languageclient/node";
 import type { HostToWebview, PendingPermission, PromptContext, WebviewToHost } from "../model/messages";
@@ -16,6 +15,7 @@ import { buildPrompt } from "../promptContext";
 import * as protocol from "../protocol";
 import type { SessionStore } from "../sessions";
 import { readSettings } from "../vscodeSettings";
+import { openLocation } from "./openLocation";
 import { PromptAttachments, type PromptTarget } from "./attachments";
 import { offerAuthentication } from "./signIn";
 import type { EditorContextTracker } from "./editorContext";
@@ -218,7 +218,7 @@ export class ChatController implements vscode.Disposable {
         break;
       }
       case "openLocation":
-        await this.openLocation(message.path, message.line ?? null);
+        await openLocation(message.path, message.line ?? null, this.session()?.cwd);
         break;
       case "selectAgent":
         this.selectedAgent = message.agent;
@@ -364,26 +364,6 @@ export class ChatController implements vscode.Disposable {
       void vscode.window.showWarningMessage(`ACP: nothing to ${action === "accept" ? "keep" : "undo"}.`);
     }
     return result;
-  }
-
-  async openLocation(target: string, line: number | null): Promise<void> {
-    if (/^https?:/i.test(target)) {
-      await vscode.env.openExternal(vscode.Uri.parse(target));
-      return;
-    }
-    let uri: vscode.Uri;
-    if (target.startsWith("file:")) {
-      uri = vscode.Uri.parse(target);
-    } else {
-      const cwd = this.session()?.cwd ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
-      uri = vscode.Uri.file(path.isAbsolute(target) ? target : path.join(cwd, target));
-    }
-    const options: vscode.TextDocumentShowOptions = { preview: true };
-    if (line !== null && line > 0) {
-      const position = new vscode.Position(line - 1, 0);
-      options.selection = new vscode.Range(position, position);
-    }
-    await vscode.window.showTextDocument(uri, options);
   }
 
   /** Show the chat and put `text` in its input. */
