@@ -2,8 +2,10 @@
 
 import * as vscode from "vscode";
 import type { ChatController } from "./chat/controller";
+import type { CurrentChat } from "./chat/current";
 import type { ChatPanels } from "./chat/panel";
 import type { ChatViewProvider } from "./chat/view";
+import type { ChatSession } from "./model/sessionModel";
 import type { Prompts } from "./prompts";
 import { searchPick } from "./searchPick";
 import type { AcpServer } from "./server";
@@ -14,7 +16,10 @@ import type { SessionStore } from "./sessions";
 export interface CommandDeps {
   server: AcpServer;
   store: SessionStore;
+  /** The side bar's chat. */
   chat: ChatController;
+  /** The chat last used (a tab or the side bar's): "the chat" and its session of the commands. */
+  current: () => CurrentChat;
   view: ChatViewProvider;
   panels: ChatPanels;
   prompts: Prompts;
@@ -105,7 +110,9 @@ async function pickDoctorAgents(store: SessionStore, prompts: Prompts): Promise<
 }
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
-  const { server, store, chat, view, panels, prompts } = deps;
+  const { server, store, chat, current, view, panels, prompts } = deps;
+  /** The session of the chat last used (the side bar's: the active one). */
+  const chatSession = (): ChatSession | null => current().controller.session();
   const register = (id: string, fn: (...args: unknown[]) => unknown): vscode.Disposable =>
     vscode.commands.registerCommand(id, async (...args: unknown[]) => {
       try {
@@ -119,7 +126,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     });
 
   return [
-    ...Object.entries(sessionCommands(store, view, panels, prompts)).map(([id, fn]) => register(id, fn)),
+    ...Object.entries(sessionCommands(store, view, panels, prompts, chatSession)).map(([id, fn]) => register(id, fn)),
     register("acpLsp.openChat", () => view.reveal()),
     register("acpLsp.newSession", async (agent?: unknown) => {
       const name = typeof agent === "string" ? agent : await pickAgent(store, "New session with…");
@@ -132,10 +139,11 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       if (!prompt) {
         return undefined;
       }
-      await view.reveal();
-      return chat.sendPrompt(prompt);
+      const target = current();
+      await target.reveal();
+      return target.controller.sendPrompt(prompt);
     }),
-    register("acpLsp.cancel", () => chat.cancel()),
+    register("acpLsp.cancel", () => current().controller.cancel()),
     register("acpLsp.loadSession", async () => {
       const picked = await pickStoredSession(store);
       if (!picked) {
@@ -172,10 +180,10 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       }
     }),
     register("acpLsp.setMode", async () => {
-      const session = store.activeSession;
+      const session = chatSession();
       const modes = session?.modes?.availableModes ?? [];
       if (!session || modes.length === 0) {
-        throw new Error("The active session has no modes.");
+        throw new Error("The chat's session has no modes.");
       }
       const picked = await vscode.window.showQuickPick(
         modes.map((m) => ({
@@ -191,33 +199,35 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       }
     }),
     register("acpLsp.toggleFollow", async () => {
-      const enabled = await chat.setFollow(!store.isFollowing(store.activeId));
+      const { controller } = current();
+      const enabled = await controller.setFollow(!store.isFollowing(controller.session()?.sessionId ?? null));
       vscode.window.setStatusBarMessage(`ACP: follow-along ${enabled ? "on" : "off"}`, 3000);
       return enabled;
     }),
-    register("acpLsp.acceptAll", () => chat.review("accept")),
-    register("acpLsp.rejectAll", () => chat.review("reject")),
+    register("acpLsp.acceptAll", () => current().controller.review("accept")),
+    register("acpLsp.rejectAll", () => current().controller.review("reject")),
     register("acpLsp.addSelection", async () => {
-      await view.reveal();
-      chat.focusInput();
+      const target = current();
+      await target.reveal();
+      target.controller.focusInput();
     }),
     register("acpLsp.restartAgent", async (agent?: unknown) => {
-      const name = typeof agent === "string" ? agent : (store.activeSession?.agent ?? (await pickAgent(store, "Restart agent")));
+      const name = typeof agent === "string" ? agent : (chatSession()?.agent ?? (await pickAgent(store, "Restart agent")));
       if (name) {
         await store.restartAgent(name);
         vscode.window.setStatusBarMessage(`ACP: restarted ${name}`, 3000);
       }
     }),
     register("acpLsp.forkSession", async () => {
-      const session = store.activeSession;
+      const session = chatSession();
       if (!session) {
-        throw new Error("No active session to fork.");
+        throw new Error("No session in the chat to fork.");
       }
       await view.reveal();
       await store.forkSession(session.sessionId);
     }),
     register("acpLsp.logout", async () => {
-      const name = store.activeSession?.agent ?? (await pickAgent(store, "Log out of agent"));
+      const name = chatSession()?.agent ?? (await pickAgent(store, "Log out of agent"));
       if (name) {
         await store.logout(name);
         vscode.window.setStatusBarMessage(`ACP: logged out of ${name}`, 3000);

@@ -4,7 +4,9 @@
 import * as vscode from "vscode";
 import { registerAttachCommands } from "./chat/attachCommands";
 import { ChatController } from "./chat/controller";
+import { currentChat } from "./chat/current";
 import { EditorContextTracker } from "./chat/editorContext";
+import { LastUsed } from "./chat/lastUsed";
 import { ChatPanels } from "./chat/panel";
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chat/view";
 import { registerCommands } from "./commands";
@@ -28,6 +30,8 @@ export interface AcpLspApi {
   view: ChatViewProvider;
   /** The chats in editor tabs, each pinned to one session. */
   panels: ChatPanels;
+  /** The chat (side bar's or a tab's) the user last focused: the palette's commands act on it. */
+  lastUsed: LastUsed<ChatController>;
   statusBar: StatusBar;
   /** What the commands ask the user; the end-to-end suite answers through it. */
   prompts: Prompts;
@@ -56,7 +60,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
   const editors = new EditorContextTracker();
   const chat: ChatController = new ChatController(store, permissions, diffs, output, editors);
   const view: ChatViewProvider = new ChatViewProvider(context.extensionUri, chat);
-  const panels: ChatPanels = new ChatPanels({ extensionUri: context.extensionUri, store, permissions, diffs, output, editors });
+  const lastUsed = new LastUsed(chat);
+  const panels: ChatPanels = new ChatPanels({ extensionUri: context.extensionUri, store, permissions, diffs, output, editors, lastUsed });
+  const current = currentChat(lastUsed, view, panels);
   const statusBar = new StatusBar();
   const prompts = vscodePrompts();
 
@@ -80,13 +86,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
     store.onDidProgress((report) => statusBar.onProgress(report)),
     server.onDidStop(() => store.forgetAll()),
     server.onDidStart(() => void chat.refreshAgents().catch(() => undefined)),
-    ...registerCommands({ server, store: store, chat, view, panels, prompts }),
-    ...registerAttachCommands(chat, view, output),
+    chat.onDidFocus(() => lastUsed.use(chat)),
+    ...registerCommands({ server, store: store, chat, current, view, panels, prompts }),
+    ...registerAttachCommands(current, output),
   );
 
   // Start in the background: activation must not wait for the server.
   void server.start().catch(() => undefined);
-  return { server, store: store, permissions, chat, view, panels, statusBar, prompts };
+  return { server, store: store, permissions, chat, view, panels, lastUsed, statusBar, prompts };
 }
 
 export async function deactivate(): Promise<void> {

@@ -1,6 +1,7 @@
 // ACP: Switch / Rename / Close / Delete Session, Open Chat in Editor: several sessions side by
-// side. Each acts on the active session (the side bar chat's) unless given a session id (other
-// extensions, keybindings with args); with no active session it asks which open one.
+// side. Each acts on the session of the chat last used (a tab's, or the side bar's active one)
+// unless given a session id (other extensions, keybindings with args); with no open session
+// there it asks which open one.
 
 import * as vscode from "vscode";
 import type { ChatPanels } from "./chat/panel";
@@ -40,53 +41,31 @@ function known(store: SessionStore, sessionId: string): ChatSession {
   return session;
 }
 
-/** The session a command acts on: the one named, else the active one, else one picked. */
-async function target(store: SessionStore, prompts: Prompts, arg: unknown, title: string): Promise<ChatSession | undefined> {
-  if (typeof arg === "string") {
-    return known(store, arg);
-  }
-  const active = store.activeSession;
-  return active && isOpen(active) ? active : pickOpen(store, prompts, title);
-}
+type SessionOf = () => ChatSession | null;
 
 export function sessionCommands(
   store: SessionStore,
   view: ChatViewProvider,
   panels: ChatPanels,
   prompts: Prompts,
+  /** The session of the chat last used (a tab's, or the active one). */
+  chatSession: SessionOf,
 ): Record<string, Handler> {
-  return {
-    "acpLsp.openChatInEditor": async (sessionId?: unknown) => {
-      const session =
-        typeof sessionId === "string"
-          ? known(store, sessionId)
-          : await pickOpen(store, prompts, "Open which session in an editor tab?");
-      if (!session) {
-        return undefined;
-      }
-      panels.open(session.sessionId);
-      return session.sessionId;
-    },
-    // The side bar chat's title bar: its session, without asking.
-    "acpLsp.openActiveChatInEditor": async () => {
-      const session = await target(store, prompts, undefined, "Open which session in an editor tab?");
-      if (session) {
-        panels.open(session.sessionId);
-      }
-      return session?.sessionId;
-    },
-    "acpLsp.switchSession": async (sessionId?: unknown) => {
-      const session =
-        typeof sessionId === "string" ? known(store, sessionId) : await pickOpen(store, prompts, "Switch session");
-      if (!session) {
-        return undefined;
-      }
-      store.setActive(session.sessionId);
-      await view.reveal();
-      return session.sessionId;
-    },
-    "acpLsp.renameSession": async (sessionId?: unknown, title?: unknown) => {
-      const session = await target(store, prompts, sessionId, "Rename which session?");
+  const activeSession: SessionOf = () => store.activeSession;
+  /** The session a command acts on: the one named, else the chat's, else one picked. */
+  const target = async (arg: unknown, title: string, chat: SessionOf = chatSession): Promise<ChatSession | undefined> => {
+    if (typeof arg === "string") {
+      return known(store, arg);
+    }
+    const session = chat();
+    return session && isOpen(session) ? session : pickOpen(store, prompts, title);
+  };
+  // Rename, Close, Delete: from the palette on the chat last used; from the side bar's title
+  // bar (the `…ActiveSession` ids) on its session, whichever chat was used last.
+  const rename =
+    (chat: SessionOf): Handler =>
+    async (sessionId?: unknown, title?: unknown) => {
+      const session = await target(sessionId, "Rename which session?", chat);
       if (!session) {
         return;
       }
@@ -102,21 +81,61 @@ export function sessionCommands(
       if (name?.trim()) {
         await store.renameSession(session.sessionId, name.trim());
       }
-    },
-    "acpLsp.closeSession": async (sessionId?: unknown) => {
-      const session = await target(store, prompts, sessionId, "Close which session?");
+    };
+  const close =
+    (chat: SessionOf): Handler =>
+    async (sessionId?: unknown) => {
+      const session = await target(sessionId, "Close which session?", chat);
       if (session) {
         await store.closeSession(session.sessionId);
         vscode.window.setStatusBarMessage(`ACP: closed "${sessionLabel(session)}"`, 3000);
       }
-    },
-    "acpLsp.deleteSession": async (sessionId?: unknown) => {
-      const session = await target(store, prompts, sessionId, "Delete which session?");
+    };
+  const remove =
+    (chat: SessionOf): Handler =>
+    async (sessionId?: unknown) => {
+      const session = await target(sessionId, "Delete which session?", chat);
       if (session && (await confirmDelete(prompts, sessionLabel(session)))) {
         await store.deleteSession(session.sessionId, session.agent);
         vscode.window.setStatusBarMessage(`ACP: deleted "${sessionLabel(session)}"`, 3000);
       }
+    };
+  return {
+    "acpLsp.openChatInEditor": async (sessionId?: unknown) => {
+      const session =
+        typeof sessionId === "string"
+          ? known(store, sessionId)
+          : await pickOpen(store, prompts, "Open which session in an editor tab?");
+      if (!session) {
+        return undefined;
+      }
+      panels.open(session.sessionId);
+      return session.sessionId;
     },
+    // The side bar chat's title bar: its session, without asking.
+    "acpLsp.openActiveChatInEditor": async () => {
+      const session = await target(undefined, "Open which session in an editor tab?", activeSession);
+      if (session) {
+        panels.open(session.sessionId);
+      }
+      return session?.sessionId;
+    },
+    "acpLsp.switchSession": async (sessionId?: unknown) => {
+      const session =
+        typeof sessionId === "string" ? known(store, sessionId) : await pickOpen(store, prompts, "Switch session");
+      if (!session) {
+        return undefined;
+      }
+      store.setActive(session.sessionId);
+      await view.reveal();
+      return session.sessionId;
+    },
+    "acpLsp.renameSession": rename(chatSession),
+    "acpLsp.renameActiveSession": rename(activeSession),
+    "acpLsp.closeSession": close(chatSession),
+    "acpLsp.closeActiveSession": close(activeSession),
+    "acpLsp.deleteSession": remove(chatSession),
+    "acpLsp.deleteActiveSession": remove(activeSession),
   };
 }
 

@@ -1,17 +1,18 @@
-// Commands that add context to the chat's next prompt: the attach menu (also on files and
-// folders in the Explorer), diagnostics of the active file, and an image file. Kept apart
-// from commands.ts so the chat's context features stay in one place.
+// Commands that add context to the next prompt of the chat last used: the attach menu (also on
+// files and folders in the Explorer), diagnostics of the active file, and an image file. Kept
+// apart from commands.ts so the chat's context features stay in one place.
 
 import * as vscode from "vscode";
-import type { ChatController } from "./controller";
-import type { ChatViewProvider } from "./view";
+import type { PromptAttachments } from "./attachments";
+import type { CurrentChat } from "./current";
 
-export function registerAttachCommands(chat: ChatController, view: ChatViewProvider, output: vscode.LogOutputChannel): vscode.Disposable[] {
-  const register = (id: string, fn: (...args: unknown[]) => Promise<unknown>): vscode.Disposable =>
+export function registerAttachCommands(current: () => CurrentChat, output: vscode.LogOutputChannel): vscode.Disposable[] {
+  const register = (id: string, fn: (a: PromptAttachments, ...args: unknown[]) => Promise<unknown>): vscode.Disposable =>
     vscode.commands.registerCommand(id, async (...args: unknown[]) => {
       try {
-        await view.reveal();
-        return await fn(...args);
+        const chat = current();
+        await chat.reveal();
+        return await fn(chat.controller.attachments, ...args);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         output.error(`${id}: ${message}`);
@@ -19,10 +20,9 @@ export function registerAttachCommands(chat: ChatController, view: ChatViewProvi
         return undefined;
       }
     });
-  const a = chat.attachments;
   return [
     // From the Explorer: the clicked (or all selected) files and folders; else the menu.
-    register("acpLsp.addContext", async (uri?: unknown, selected?: unknown) => {
+    register("acpLsp.addContext", async (a, uri?: unknown, selected?: unknown) => {
       const uris = Array.isArray(selected) ? selected : uri instanceof vscode.Uri ? [uri] : [];
       if (uris.length === 0) {
         return a.pick();
@@ -34,7 +34,7 @@ export function registerAttachCommands(chat: ChatController, view: ChatViewProvi
       }
       return undefined;
     }),
-    register("acpLsp.addDiagnostics", async () => a.addDiagnostics()),
-    register("acpLsp.attachImage", async (uri?: unknown) => a.addImageFile(uri instanceof vscode.Uri ? uri : undefined)),
+    register("acpLsp.addDiagnostics", async (a) => a.addDiagnostics()),
+    register("acpLsp.attachImage", async (a, uri?: unknown) => a.addImageFile(uri instanceof vscode.Uri ? uri : undefined)),
   ];
 }

@@ -32,6 +32,9 @@ export class ChatController implements vscode.Disposable {
   private readonly turnEmitter = new vscode.EventEmitter<{ sessionId: string; result?: protocol.PromptResult; error?: unknown }>();
   /** Fires when a turn started from the chat ends (for tests and the status bar). */
   readonly onDidFinishTurn = this.turnEmitter.event;
+  private readonly focusEmitter = new vscode.EventEmitter<void>();
+  /** Fires when the user focuses or clicks into this chat's webview. */
+  readonly onDidFocus = this.focusEmitter.event;
   /** What the user attached to the next prompt (chips under the input). */
   readonly attachments = new PromptAttachments(
     (message) => this.send(message),
@@ -92,6 +95,7 @@ export class ChatController implements vscode.Disposable {
       permissions.onDidResolve(({ permission }) => this.send({ type: "permissionDone", requestId: permission.requestId })),
       editors.onDidChange(() => this.sendContext()),
       this.turnEmitter,
+      this.focusEmitter,
       this.attachments,
     );
   }
@@ -225,6 +229,9 @@ export class ChatController implements vscode.Disposable {
         break;
       case "includeContext":
         this.includeContext = message.enabled;
+        break;
+      case "focused":
+        this.focusEmitter.fire();
         break;
       default:
         await this.attachments.handle(message);

@@ -11,6 +11,7 @@ import type { SessionStore } from "../sessions";
 import { batchedPost } from "./batchedPost";
 import { ChatController } from "./controller";
 import type { EditorContextTracker } from "./editorContext";
+import type { LastUsed } from "./lastUsed";
 import { PinnedSession } from "./target";
 import { ChatViewProvider } from "./view";
 
@@ -23,6 +24,8 @@ export interface ChatPanelDeps {
   diffs: DiffDocuments;
   output: vscode.LogOutputChannel;
   editors: EditorContextTracker;
+  /** The chat the palette's commands act on: a tab is it once focused, until it closes. */
+  lastUsed: LastUsed<ChatController>;
 }
 
 export class ChatPanel implements vscode.Disposable {
@@ -47,6 +50,8 @@ export class ChatPanel implements vscode.Disposable {
     this.disposables.push(
       this.controller,
       panel.webview.onDidReceiveMessage((message: WebviewToHost) => void this.controller.handle(message)),
+      this.controller.onDidFocus(() => deps.lastUsed.use(this.controller)),
+      { dispose: () => deps.lastUsed.forget(this.controller) },
       store.onDidChange((event) => {
         if (event.sessionId === this.target.sessionId) {
           this.retitle();

@@ -77,6 +77,8 @@ export type WebviewToHost =
   | { type: "openLocation"; path: string; line?: number | null }
   | { type: "selectAgent"; agent: string }
   | { type: "includeContext"; enabled: boolean }
+  /** The user focused or clicked into this chat (the palette's commands act on it). */
+  | { type: "focused" }
   | AttachmentMessage;
 
 /** The webview's requests about attachments (handled by chat/attachments.ts). */

@@ -286,6 +286,9 @@ document.addEventListener("click", (event) =>
     complete: (command) => completion.complete(command),
   }),
 );
+// The palette's commands act on the chat the user last used: tell the host when it is this one.
+window.addEventListener("focus", () => post({ type: "focused" }));
+document.addEventListener("pointerdown", () => post({ type: "focused" }), { capture: true });
 
 // -- messages from the host -----------------------------------------------------------------
 

@@ -201,3 +201,44 @@ test("a chat tab gets its own session's permission prompts and cancel; its sessi
   assertEqual(otherTab.sessionId, other.sessionId, "the other tab is unaffected");
   await closeAllEditors();
 }, 60_000);
+
+test("palette commands act on the chat last used: a tab's session once it is focused, the active one again once the side bar is", async () => {
+  const a = await api();
+  await closeAllEditors();
+  const active = await named("Side bar session");
+  const pinned = await named("Tab session");
+  const first = await openTab(active.sessionId);
+  const tab = await openTab(pinned.sessionId);
+  await vscode.commands.executeCommand("acpLsp.switchSession", active.sessionId);
+  // Focus moved while the tabs opened: let the real webviews' own "focused" messages land first.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+
+  // The user clicks into the second tab (its webview says so).
+  await tab.controller.handle({ type: "focused" });
+  assertEqual(a.lastUsed.current === tab.controller, true, "the tab is the chat last used");
+  const slow = tab.controller.sendPrompt("Go slow please");
+  await waitFor(() => current(a, pinned.sessionId).status === "running", "the slow turn in the tab to start");
+  await vscode.commands.executeCommand("acpLsp.cancel");
+  assertEqual((await slow)?.stopReason, "cancelled", "ACP: Cancel stopped the tab's turn");
+  await vscode.commands.executeCommand("acpLsp.renameSession", undefined, "Renamed from the palette");
+  await waitFor(() => current(a, pinned.sessionId).title === "Renamed from the palette", "the tab's session renamed");
+  assertEqual(current(a, active.sessionId).title, "Side bar session", "the active session keeps its name");
+  assertEqual(a.store.activeId, active.sessionId, "the active session did not change");
+  // The side bar's title bar acts on its own session, whichever chat was used last.
+  await vscode.commands.executeCommand("acpLsp.renameActiveSession", undefined, "Renamed from the side bar");
+  await waitFor(() => current(a, active.sessionId).title === "Renamed from the side bar", "the active session renamed");
+
+  // Back in the side bar: the commands act on the active session again.
+  await a.chat.handle({ type: "focused" });
+  assertEqual(a.lastUsed.current === a.chat, true, "the side bar is the chat last used");
+  await vscode.commands.executeCommand("acpLsp.renameSession", undefined, "Active again");
+  await waitFor(() => current(a, active.sessionId).title === "Active again", "the active session renamed");
+  assertEqual(current(a, pinned.sessionId).title, "Renamed from the palette", "the tab's session keeps its name");
+
+  // A closed tab that was last used hands the commands back to the side bar.
+  await first.controller.handle({ type: "focused" });
+  first.panel.dispose();
+  await waitFor(() => a.panels.find(active.sessionId) === undefined, "the closed tab is forgotten");
+  assertEqual(a.lastUsed.current === a.chat, true, "the side bar is the chat last used again");
+  await closeAllEditors();
+}, 60_000);

@@ -57,7 +57,7 @@ test("every command the extension contributes is registered, and the chat view's
   }
   const titleBar = (contributes.menus["view/title"] ?? []).map((m) => m.command);
   assertEqual(titleBar.filter((c) => !contributed.includes(c)), [], "title bar entries without a command");
-  assert(titleBar.includes("acpLsp.switchSession") && titleBar.includes("acpLsp.deleteSession"), `the chat's title bar: ${titleBar.join(", ")}`);
+  assert(titleBar.includes("acpLsp.switchSession") && titleBar.includes("acpLsp.deleteActiveSession"), `the chat's title bar: ${titleBar.join(", ")}`);
 });
 
 test("every acp/* request of protocol.ts is a method the server knows", async () => {
