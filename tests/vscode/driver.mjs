@@ -428,6 +428,33 @@ async function chatTabs(page, chat) {
   await runCommand(page, "View: Toggle Primary Side Bar Visibility");
   await poll(async () => await page.locator(".part.sidebar").isVisible(), "the side bar shown again");
   await poll(async () => !(await page.locator(".quick-input-widget").isVisible()), "the command palette gone");
+
+  // The palette's commands act on the chat last clicked into: the first tab, then the side bar.
+  const renameFromPalette = async (title) => {
+    await runCommand(page, "ACP: Rename Session");
+    const input = page.locator(".quick-input-widget .quick-input-box input");
+    await input.waitFor({ state: "visible", timeout: 5_000 });
+    await input.fill(title);
+    await page.keyboard.press("Enter");
+  };
+  const titleOf = (frame, title) =>
+    poll(async () => ((await frame.locator("#title").innerText()) === title ? title : null), `"${title}" in a chat`).catch(
+      async () => `missing: ${await frame.locator("#title").innerText()}`,
+    );
+  const sideBarTitle = await chat.locator("#title").innerText();
+  await first.locator("#input").click();
+  await renameFromPalette("Renamed in its tab");
+  const inTab = await titleOf(first, "Renamed in its tab");
+  const sideBarKept = await chat.locator("#title").innerText();
+  check(
+    "after a click into a chat tab, Rename Session renames the tab's session, not the side bar's",
+    inTab === "Renamed in its tab" && sideBarKept === sideBarTitle,
+    `tab: ${inTab} | side bar: ${sideBarKept}`,
+  );
+  await chat.locator("#input").click();
+  await renameFromPalette("Renamed in the side bar");
+  const inSideBar = await titleOf(chat, "Renamed in the side bar");
+  check("after a click into the side bar, Rename Session renames its session again", inSideBar === "Renamed in the side bar", inSideBar);
 }
 
 let code;
