@@ -202,7 +202,7 @@ test("a chat tab gets its own session's permission prompts and cancel; its sessi
   await closeAllEditors();
 }, 60_000);
 
-test("palette commands act on the chat last used: a tab's session once it is focused, the active one again once the side bar is", async () => {
+test("palette commands act on the chat last used: a focused tab's session, then the side bar's active one", async () => {
   const a = await api();
   await closeAllEditors();
   const active = await named("Side bar session");
