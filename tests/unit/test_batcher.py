@@ -402,20 +402,28 @@ def test_adaptive_order_and_content_are_kept(
         assert len(close) <= 1 + BURST, sent_at
 
 
-def test_a_flood_never_beats_a_cap_set_below_flush_ms() -> None:
-    """maxNotificationsPerSecond = 50 with flushMs = 5: the flood's widening gap is bounded
-    by flushMs, but never below the cap's 20 ms."""
+def timed_batcher(
+    flush_s: float, min_gap: float
+) -> tuple[Clock, Timers, list[float], UpdateBatcher]:
+    """A batcher on a fake clock that records when each notification went."""
     clock = Clock()
     timers = Timers(clock)
     sent_at: list[float] = []
     batcher = UpdateBatcher(
         lambda method, params: sent_at.append(clock.now),
         METHOD,
-        flush_s=0.005,
-        min_gap=0.02,
+        flush_s=flush_s,
+        min_gap=min_gap,
         clock=clock,
         schedule=timers,
     )
+    return clock, timers, sent_at, batcher
+
+
+def test_a_flood_never_beats_a_cap_set_below_flush_ms() -> None:
+    """maxNotificationsPerSecond = 50 with flushMs = 5: the flood's widening gap is bounded
+    by flushMs, but never below the cap's 20 ms."""
+    clock, timers, sent_at, batcher = timed_batcher(flush_s=0.005, min_gap=0.02)
     s = Session("s", "demo", "/w")
     for _ in range(400):  # 100 chunks every ms for 0.4 s
         batcher.publish(s, [chunk("x") for _ in range(100)])
@@ -428,17 +436,7 @@ def test_a_flood_never_beats_a_cap_set_below_flush_ms() -> None:
 def test_a_flush_on_credit_counts_however_close_to_the_gap() -> None:
     """Found by hypothesis: a chunk let through on credit 0.2 ms before the gap was over was
     taken for a timer firing on time, kept its credit, and four notifications went in 10 ms."""
-    clock = Clock()
-    timers = Timers(clock)
-    sent_at: list[float] = []
-    batcher = UpdateBatcher(
-        lambda method, params: sent_at.append(clock.now),
-        METHOD,
-        flush_s=0.03,
-        min_gap=0.01,
-        clock=clock,
-        schedule=timers,
-    )
+    clock, timers, sent_at, batcher = timed_batcher(flush_s=0.03, min_gap=0.01)
     s = Session("s", "demo", "/w")
     for dt in (0.0, 0.0, 0.009765625, 0.0):
         clock.now += dt
