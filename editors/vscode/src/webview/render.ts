@@ -21,7 +21,7 @@ import type {
 import { diffItems, isBusy } from "../model/queries";
 import { attr, icon, renderContentBlock, type RenderContext } from "./html";
 import { escapeHtml, renderMarkdownBlocks } from "./markdown";
-import { renderToolCall, toolCallHtml, toolCallParts, type ToolCallParts } from "./renderTools";
+import { toolCallHtml, toolCallParts, type ToolCallParts } from "./renderTools";
 
 export { attr, displayPath, icon, renderContentBlock, type RenderContext } from "./html";
 export { kindIcon, renderDiffLines, renderPermission, renderToolCall, statusLabel, type ToolCallParts } from "./renderTools";
@@ -224,26 +224,14 @@ export function renderTurnReview(pending: ToolCallState[]): string {
 
 /** One timeline entry's HTML, or "" for an entry the session does not hold. */
 export function renderEntry(session: ChatSession, key: string, ctx: RenderContext): string {
-  if (key.startsWith("m:")) {
-    const index = Number(key.slice(2));
-    const message = session.messages[index];
-    return message ? renderMessage(message, index) : "";
-  }
-  if (key.startsWith("t:")) {
-    const call = session.toolCalls[key.slice(2)];
-    return call ? renderToolCall(call, ctx) : "";
-  }
-  return "";
+  return renderEntryView(session, key, ctx)?.html() ?? "";
 }
 
-/** A timeline entry as the chat shows it: its HTML, and the parts it patches one by one. */
-export interface EntryRender {
-  html(): string;
-  /** A message's body blocks. */
-  blocks?: string[];
-  /** A tool call's parts. */
-  parts?: ToolCallParts;
-}
+/** A timeline entry as the chat shows it: its HTML, and the parts it patches one by one
+ * (a message's body blocks, a tool call's parts). */
+export type EntryRender =
+  | { html(): string; blocks: string[]; parts?: undefined }
+  | { html(): string; parts: ToolCallParts; blocks?: undefined };
 
 /** One timeline entry for the chat's TimelineView, or null for one the session does not hold. */
 export function renderEntryView(session: ChatSession, key: string, ctx: RenderContext): EntryRender | null {

@@ -7,7 +7,7 @@ function scroller(): Element {
   return document.scrollingElement ?? document.documentElement;
 }
 
-export function nearBottom(): boolean {
+function nearBottom(): boolean {
   const el = scroller();
   return el.scrollHeight - el.scrollTop - el.clientHeight < 80;
 }

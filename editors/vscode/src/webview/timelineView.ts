@@ -21,7 +21,6 @@ export interface EntrySource {
 /** An entry in the DOM and what it shows. */
 interface Shown {
   el: HTMLElement;
-  html?: string;
   blocks?: string[];
   parts?: ToolCallParts;
 }
@@ -79,14 +78,13 @@ export class TimelineView {
     return this.end - this.first;
   }
 
-  private create(key: string): HTMLElement | null {
-    const view = this.source.render(key);
+  /** The entry's element, from `view` when the caller already rendered it. */
+  private create(key: string, view = this.source.render(key)): HTMLElement | null {
     if (!view) {
       return null;
     }
     const template = document.createElement("template");
-    const html = view.html();
-    template.innerHTML = html;
+    template.innerHTML = view.html();
     const el = template.content.firstElementChild as HTMLElement | null;
     if (!el) {
       return null;
@@ -95,7 +93,7 @@ export class TimelineView {
     if (el instanceof HTMLDetailsElement && open !== undefined) {
       el.open = open;
     }
-    this.shown.set(key, { el, blocks: view.blocks, parts: view.parts, html: view.blocks || view.parts ? undefined : html });
+    this.shown.set(key, { el, blocks: view.blocks, parts: view.parts });
     return el;
   }
 
@@ -194,10 +192,8 @@ export class TimelineView {
     } else if (shown.parts && view.parts) {
       this.patchParts(key, shown, view.parts);
       return;
-    } else if (shown.html !== undefined && shown.html === view.html()) {
-      return;
     }
-    const el = this.create(key);
+    const el = this.create(key, view);
     if (el) {
       shown.el.replaceWith(el);
     }
