@@ -223,7 +223,7 @@ def _canonical(src: Mapping[str, Any]) -> JsonObject:
     return out
 
 
-def _merge(base: JsonObject, over: Mapping[str, Any]) -> JsonObject:
+def merge_settings(base: JsonObject, over: Mapping[str, Any]) -> JsonObject:
     """Merge settings dicts: ``agents`` merge per agent and per field; other keys replace."""
     out = dict(base)
     for key, value in over.items():
@@ -285,7 +285,7 @@ def load_settings(
         if not isinstance(src, Mapping):
             problems.append(f"settings must be an object, got {type(src).__name__}")
             continue
-        merged = _merge(merged, _canonical(src))
+        merged = merge_settings(merged, _canonical(src))
 
     raw_agents = merged.pop("agents", {})
     agents: dict[str, AgentConfig] = {}

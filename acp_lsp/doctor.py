@@ -26,7 +26,13 @@ from pygls.lsp.client import LanguageClient
 
 from acp_lsp import __version__
 from acp_lsp import protocol as p
-from acp_lsp.config import PACKAGE_RUNNERS, load_settings, read_toml, user_config_path
+from acp_lsp.config import (
+    PACKAGE_RUNNERS,
+    load_settings,
+    merge_settings,
+    read_toml,
+    user_config_path,
+)
 from acp_lsp.history.paths import data_dir, history_path
 from acp_lsp.lsp_protocol import AcpClientProtocol, stop_client
 
@@ -135,13 +141,7 @@ async def check_agents(
         return rows
     # the server reads the files itself; what only the editor defines travels as an editor's
     # initializationOptions would, with doctor's timeouts on top
-    init: JsonObject = dict(editor or {})
-    listed = init.get("agents")
-    editor_agents: JsonObject = listed if isinstance(listed, dict) else {}
-    init["agents"] = {
-        **editor_agents,
-        **{name: {**(editor_agents.get(name) or {}), **t} for name, t in starts.items()},
-    }
+    init = merge_settings(dict(editor or {}), {"agents": starts})
     client = LanguageClient("acp-lsp-doctor", __version__, protocol_cls=AcpClientProtocol)
     await client.start_io(sys.executable, "-m", "acp_lsp", env={**os.environ})
     try:

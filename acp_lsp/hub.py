@@ -191,8 +191,7 @@ class Hub:
         self.backend(session.agent).rekey(session, session_id)
         self.sessions.pop(old, None)
         session.session_id = session_id
-        self.sessions[session_id] = session
-        self._ids_used.add(session_id)
+        self._register(session)
         self.editor.rekeyed(session, old)
 
     async def close_session(self, session_id: str) -> None:

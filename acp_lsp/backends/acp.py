@@ -294,12 +294,13 @@ class AcpBackend(AcpAgent):
                 self.editor.log("warning", f"[{self.name}] session/update without an update object")
                 return
             agent_sid = params.get("sessionId")
-            session = self._sessions.get(agent_sid) if isinstance(agent_sid, str) else None
+            if not isinstance(agent_sid, str):
+                return
+            session = self._sessions.get(agent_sid)
             if session is None:
-                if isinstance(agent_sid, str):
-                    early = self._early.setdefault(agent_sid, [])
-                    if len(early) < 10_000:
-                        early.append(update)
+                early = self._early.setdefault(agent_sid, [])
+                if len(early) < 10_000:
+                    early.append(update)
                 return
             self._apply(session, update)
         elif method == "elicitation/complete" and isinstance(params, dict):

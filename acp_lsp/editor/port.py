@@ -115,9 +115,10 @@ class EditorSide:
         self.server.protocol.send_notification_raw(method, params)
         # The history notes what each notification changed (it reads the text itself from the
         # session): once per notification, not once per streamed chunk.
-        session = self._sessions.get(params["sessionId"])
-        if self.recorder is not None and session is not None:
-            self.recorder.observe(session, params["updates"])
+        if self.recorder is not None:
+            session = self._sessions.get(params["sessionId"])
+            if session is not None:
+                self.recorder.observe(session, params["updates"])
 
     def _withdraw(self, msg_id: str) -> None:
         # raw: pygls would try to unstructure a plain dict as CancelParams and fail

@@ -197,25 +197,14 @@ class Message:
         if need == 0:
             return ""
         parts = self._parts
-        if joins == self._joins:
-            # Parts were only appended since the mark: the new ones are parts[count:], joined
-            # in one C call (a Python loop over them cost more than the rest of a flush);
-            # only the overlap is walked back part by part.
-            start, got = count, self._open_len - length
-            while got < need:
-                start -= 1
-                got += len(parts[start])
-            joined = "".join(parts[start:])
-        else:
-            picked: list[str] = []
-            got = 0
-            for part in reversed(parts):
-                picked.append(part)
-                got += len(part)
-                if got >= need:
-                    break
-            picked.reverse()
-            joined = picked[0] if len(picked) == 1 else "".join(picked)
+        # Parts only appended since the mark: the new ones are parts[count:], joined in one C
+        # call (a Python loop over them cost more than the rest of a flush) and only the
+        # overlap is walked back; after a join, walk back from the end.
+        start, got = (count, self._open_len - length) if joins == self._joins else (len(parts), 0)
+        while got < need:
+            start -= 1
+            got += len(parts[start])
+        joined = "".join(parts[start:])
         return joined[len(joined) - need :]
 
 
