@@ -26,8 +26,6 @@ export class ChatController implements vscode.Disposable {
   private agents: protocol.AgentSummary[] = [];
   private selectedAgent: string | undefined;
   private includeContext = readSettings().includeActiveFile;
-  /** The context the webview shows (JSON). */
-  private contextShown = "";
   private readonly disposables: vscode.Disposable[] = [];
   private readonly turnEmitter = new vscode.EventEmitter<{ sessionId: string; result?: protocol.PromptResult; error?: unknown }>();
   /** Fires when a turn started from the chat ends (for tests and the status bar). */
@@ -93,7 +91,7 @@ export class ChatController implements vscode.Disposable {
         }
       }),
       permissions.onDidResolve(({ permission }) => this.send({ type: "permissionDone", requestId: permission.requestId })),
-      editors.onDidChange(() => this.sendContext()),
+      editors.onDidChange((context) => this.send({ type: "context", context })),
       this.turnEmitter,
       this.focusEmitter,
       this.attachments,
@@ -139,17 +137,6 @@ export class ChatController implements vscode.Disposable {
   private labelled(permission: PendingPermission): PendingPermission {
     const session = this.store.get(permission.sessionId);
     return session ? { ...permission, sessionLabel: sessionLabel(session) } : permission;
-  }
-
-  /** Only a change: typing moves the cursor, which changes what the chat shows only when a
-   * selection starts, ends or moves. */
-  private sendContext(): void {
-    const context = this.context();
-    const shown = JSON.stringify(context);
-    if (shown !== this.contextShown) {
-      this.contextShown = shown;
-      this.send({ type: "context", context });
-    }
   }
 
   // -- context ----------------------------------------------------------------------------------
@@ -240,8 +227,6 @@ export class ChatController implements vscode.Disposable {
 
   private async sendInit(): Promise<void> {
     const session = this.session();
-    const context = this.context();
-    this.contextShown = JSON.stringify(context);
     this.send({
       type: "init",
       agents: this.agents,
@@ -252,7 +237,7 @@ export class ChatController implements vscode.Disposable {
         .list()
         .filter((p) => this.showsPermission(p))
         .map((p) => this.labelled(p)),
-      context,
+      context: this.context(),
       includeContext: this.includeContext,
       follow: this.store.isFollowing(session?.sessionId ?? null),
     });

@@ -7,9 +7,11 @@ import { describeContext, type EditorContext } from "../promptContext";
 
 export class EditorContextTracker implements vscode.Disposable {
   private lastEditor: vscode.TextEditor | undefined = vscode.window.activeTextEditor;
-  private readonly emitter = new vscode.EventEmitter<void>();
-  /** Fires when what a prompt would carry may have changed (editor, selection, visibility). */
+  private readonly emitter = new vscode.EventEmitter<PromptContext>();
+  /** Fires with what a prompt would now carry, when it changed: typing moves the cursor, which
+   * changes it only when a selection starts, ends or moves. Computed once for every chat. */
   readonly onDidChange = this.emitter.event;
+  private shown = "";
   private readonly disposables: vscode.Disposable[] = [this.emitter];
 
   constructor() {
@@ -17,16 +19,25 @@ export class EditorContextTracker implements vscode.Disposable {
       vscode.window.onDidChangeActiveTextEditor((editor) => {
         if (editor && editor.document.uri.scheme !== "output") {
           this.lastEditor = editor;
-          this.emitter.fire();
+          this.changed();
         }
       }),
-      vscode.window.onDidChangeVisibleTextEditors(() => this.emitter.fire()),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.changed()),
       vscode.window.onDidChangeTextEditorSelection((event) => {
         if (event.textEditor === this.lastEditor) {
-          this.emitter.fire();
+          this.changed();
         }
       }),
     );
+  }
+
+  private changed(): void {
+    const context = this.context();
+    const shown = JSON.stringify(context);
+    if (shown !== this.shown) {
+      this.shown = shown;
+      this.emitter.fire(context);
+    }
   }
 
   /** The last focused editor, while it is still on screen (focus may be in the chat now). */
