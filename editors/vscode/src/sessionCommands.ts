@@ -102,10 +102,7 @@ export function sessionCommands(
     };
   return {
     "acpLsp.openChatInEditor": async (sessionId?: unknown) => {
-      const session =
-        typeof sessionId === "string"
-          ? known(store, sessionId)
-          : await pickOpen(store, prompts, "Open which session in an editor tab?");
+      const session = await target(sessionId, "Open which session in an editor tab?", () => null);
       if (!session) {
         return undefined;
       }
@@ -121,8 +118,7 @@ export function sessionCommands(
       return session?.sessionId;
     },
     "acpLsp.switchSession": async (sessionId?: unknown) => {
-      const session =
-        typeof sessionId === "string" ? known(store, sessionId) : await pickOpen(store, prompts, "Switch session");
+      const session = await target(sessionId, "Switch session", () => null);
       if (!session) {
         return undefined;
       }
