@@ -200,17 +200,15 @@ def run_vscode(vsix: Path, prompt: str, marker: str | None, tail: int) -> JsonOb
         workspace.mkdir()
         (workspace / "notes.txt").write_text("")
         # The agent in the workspace's acp-lsp.toml too: with VS Code's settings alone the
-        # chat's picker sometimes lacked "flood" (2 runs of ~10; cause not found). camelCase keys:
-        # `default_agent` here beside `defaultAgent` from the settings fails the whole config.
-        agent = settings(prompt)["acpLsp.agents"]["flood"]
+        # chat's picker sometimes lacked "flood" (2 runs of ~10; cause not found).
+        user = settings(prompt)
+        agent = user["acpLsp.agents"]["flood"]
         (workspace / "acp-lsp.toml").write_text(
             f'defaultAgent = "flood"\n\n[agents.flood]\ncommand = {json.dumps(agent["command"])}\n'
             f"args = {json.dumps(agent['args'])}\n"
         )
         try:
-            server = tools.start_code_server(
-                root, vsix, settings(prompt), {"PYTHONPATH": str(ROOT)}
-            )
+            server = tools.start_code_server(root, vsix, user, {"PYTHONPATH": str(ROOT)})
         except RuntimeError as exc:
             return {"error": str(exc)[-500:]}
         env = {
