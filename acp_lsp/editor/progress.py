@@ -13,6 +13,10 @@ from pygls.lsp.server import LanguageServer
 
 log = logging.getLogger(__name__)
 
+# A turn of thousands of quick tool calls would send a report per call; every one is a round
+# trip through the editor's progress UI. The title a user can read changes at most this often.
+REPORT_EVERY_S = 0.1
+
 
 class TurnProgress:
     def __init__(self, server: LanguageServer) -> None:
@@ -20,6 +24,8 @@ class TurnProgress:
         self._tokens: dict[str, str | int] = {}
         self._last: dict[str, str] = {}
         self._begun: set[str | int] = set()
+        self._sent_at: dict[str, float] = {}
+        self._held: dict[str, asyncio.TimerHandle] = {}
 
     def _supported(self) -> bool:
         return bool(
@@ -66,6 +72,22 @@ class TurnProgress:
         if self._last.get(session_id) == title:
             return
         self._last[session_id] = title
+        if session_id in self._held:
+            return  # the held report sends the newest title when it is due
+        loop = asyncio.get_running_loop()
+        wait = self._sent_at.get(session_id, -REPORT_EVERY_S) + REPORT_EVERY_S - loop.time()
+        if wait > 0:
+            self._held[session_id] = loop.call_later(wait, self._send, session_id)
+        else:
+            self._send(session_id)
+
+    def _send(self, session_id: str) -> None:
+        self._held.pop(session_id, None)
+        token = self._tokens.get(session_id)
+        title = self._last.get(session_id)
+        if token is None or token not in self._begun or title is None:
+            return
+        self._sent_at[session_id] = asyncio.get_running_loop().time()
         self._server.work_done_progress.report(token, types.WorkDoneProgressReport(message=title))
 
     def say(self, key: str, message: str) -> None:
@@ -79,6 +101,10 @@ class TurnProgress:
     def end(self, session_id: str, message: str | None = None) -> None:
         token = self._tokens.pop(session_id, None)
         self._last.pop(session_id, None)
+        self._sent_at.pop(session_id, None)
+        held = self._held.pop(session_id, None)
+        if held is not None:
+            held.cancel()
         if token is not None and token in self._begun:
             self._begun.discard(token)
             self._server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
