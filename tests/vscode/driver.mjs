@@ -235,8 +235,9 @@ async function ui() {
   );
   check("a listed session loads into the chat", true);
   await sessionManagement(page, chat);
-  await chatTabs(page, chat);
+  const tab = await chatTabs(page, chat);
   await longTurn(chat);
+  await tabsAfterReload(page, tab);
   check("the chat webview logged no CSP violation or script error", webviewErrors.length === 0, webviewErrors.join("\n"));
   return checks.every((c) => c.ok) ? 0 : 1;
 }
@@ -455,6 +456,71 @@ async function chatTabs(page, chat) {
   await renameFromPalette("Renamed in the side bar");
   const inSideBar = await titleOf(chat, "Renamed in the side bar");
   check("after a click into the side bar, Rename Session renames its session again", inSideBar === "Renamed in the side bar", inSideBar);
+
+  // Switch Session's "Open in Editor Tab" button on a session: a new one, in a third tab.
+  await chat.locator("#new").click();
+  await poll(async () => (await chat.locator("#timeline .entry").count()) === 0, "an empty new session");
+  await page.locator('.part.sidebar [aria-label^="Switch Session"]').first().click();
+  const row = page.locator(".quick-input-widget .quick-input-list .monaco-list-row", { hasText: "active" }).first();
+  await row.hover();
+  await row.locator('[aria-label="Open in Editor Tab"]').click();
+  const third = await tabChats(3).catch(() => []);
+  const sideBarAfter = await chat.locator("#timeline .entry").count();
+  check(
+    "Switch Session's Open in Editor Tab button opens the session in a tab, the side bar stays on it",
+    third.length === 3 && sideBarAfter === 0,
+    `${third.length} chat tabs; side bar entries: ${sideBarAfter}`,
+  );
+  return { frame: first, title: "Renamed in its tab", text: answered };
+}
+
+// A window reload: the chat tabs come back, each with its session's title and transcript (the
+// server restarts with the window: a session no longer running shows its stored transcript
+// until a prompt resumes it).
+async function tabsAfterReload(page, tab) {
+  await runCommand(page, "Developer: Reload Window");
+  await poll(async () => tab.frame.isDetached(), "the window to reload", 30_000);
+  await page.waitForSelector(".monaco-workbench", { timeout: 60_000 });
+  const restored = await poll(async () => {
+    for (const frame of page.frames()) {
+      if ((await frame.$("#input").catch(() => null)) && (await frame.locator("#title").innerText().catch(() => "")) === tab.title) {
+        return frame;
+      }
+    }
+    return null;
+  }, "the chat tab back after the reload", 60_000).catch(() => null);
+  const firstLine = tab.text.split("\n")[0];
+  const text = restored
+    ? await poll(async () => {
+        const shown = (await restored.locator(".message.agent").allInnerTexts()).join("\n");
+        return shown.includes(firstLine) ? shown : null;
+      }, "the restored tab's transcript").catch(() => "no transcript")
+    : "no restored tab";
+  const titles = (await page.locator(".tabs-container .tab").allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
+  check(
+    "after a window reload, a chat tab is back with its session's title and transcript",
+    restored && firstLine.length > 0 && !text.startsWith("no ") && titles.some((t) => t.startsWith(tab.title)),
+    `tabs: ${titles.join(" | ")}; transcript: ${text.slice(0, 300)}`,
+  );
+  if (!restored) {
+    return;
+  }
+  const status = await restored.locator("#statusline").innerText();
+  await shot(page, "chat-tabs-reloaded.png");
+  // A prompt in the restored tab: its session answers there (resumed if it had stopped). The
+  // demo agent may ask for permission to edit first: that is an answer in the tab too.
+  const agentCount = await restored.locator(".message.agent").count();
+  await restored.locator("#input").fill("/help after the reload");
+  await restored.locator("#input").press("Enter");
+  const help = await poll(async () => {
+    if (await restored.locator(".permission").first().isVisible()) {
+      await restored.locator('.permission button[data-option="reject"]').first().click();
+      return "asked for permission";
+    }
+    const shown = await restored.locator(".message.agent").allInnerTexts();
+    return shown.length > agentCount ? shown.join("\n") : null;
+  }, "the answer in the restored tab", 30_000).catch(async () => `missing: ${await restored.locator("#statusline").innerText()}`);
+  check("a chat tab restored after a reload answers a prompt in its session", !help.startsWith("missing"), `status before: ${status} | ${help.slice(-300)}`);
 }
 
 let code;

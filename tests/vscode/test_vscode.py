@@ -197,6 +197,7 @@ def test_screenshots_of_the_chat_view_are_saved(ui: dict[str, Any]) -> None:
         "chat-permission.png",
         "chat-after-turn.png",
         "chat-tabs.png",
+        "chat-tabs-reloaded.png",
     ):
         shot = ARTIFACTS / name
         assert shot.exists(), f"{shot} missing:\n{ui['output']}"

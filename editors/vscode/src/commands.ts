@@ -1,7 +1,6 @@
 // The `ACP: …` commands of the command palette.
 
 import * as vscode from "vscode";
-import type { ChatController } from "./chat/controller";
 import type { CurrentChat } from "./chat/current";
 import type { ChatPanels } from "./chat/panel";
 import type { ChatViewProvider } from "./chat/view";
@@ -16,8 +15,6 @@ import type { SessionStore } from "./sessions";
 export interface CommandDeps {
   server: AcpServer;
   store: SessionStore;
-  /** The side bar's chat. */
-  chat: ChatController;
   /** The chat last used (a tab or the side bar's): "the chat" and its session of the commands. */
   current: () => CurrentChat;
   view: ChatViewProvider;
@@ -110,7 +107,7 @@ async function pickDoctorAgents(store: SessionStore, prompts: Prompts): Promise<
 }
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
-  const { server, store, chat, current, view, panels, prompts } = deps;
+  const { server, store, current, view, panels, prompts } = deps;
   /** The session of the chat last used (the side bar's: the active one). */
   const chatSession = (): ChatSession | null => current().controller.session();
   const register = (id: string, fn: (...args: unknown[]) => unknown): vscode.Disposable =>
@@ -130,8 +127,10 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     register("acpLsp.openChat", () => view.reveal()),
     register("acpLsp.newSession", async (agent?: unknown) => {
       const name = typeof agent === "string" ? agent : await pickAgent(store, "New session with…");
-      await view.reveal();
-      return chat.newSession(name);
+      // In the chat last used: a tab shows it, and the side bar stays on its session.
+      const target = current();
+      await target.reveal();
+      return target.controller.newSession(name);
     }),
     register("acpLsp.sendPrompt", async (text?: unknown) => {
       const prompt =
@@ -219,12 +218,9 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       }
     }),
     register("acpLsp.forkSession", async () => {
-      const session = chatSession();
-      if (!session) {
-        throw new Error("No session in the chat to fork.");
-      }
-      await view.reveal();
-      await store.forkSession(session.sessionId);
+      const target = current();
+      await target.reveal();
+      return target.controller.fork();
     }),
     register("acpLsp.logout", async () => {
       const name = chatSession()?.agent ?? (await pickAgent(store, "Log out of agent"));

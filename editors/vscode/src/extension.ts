@@ -78,6 +78,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
     panels,
     statusBar,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, view, { webviewOptions: { retainContextWhenHidden: true } }),
+    panels.registerSerializer(),
     store.onDidChange(() => {
       statusBar.update(store.activeSession, store.others());
       view.describe(store.activeSession);
@@ -87,7 +88,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
     server.onDidStop(() => store.forgetAll()),
     server.onDidStart(() => void chat.refreshAgents().catch(() => undefined)),
     chat.onDidFocus(() => lastUsed.use(chat)),
-    ...registerCommands({ server, store: store, chat, current, view, panels, prompts }),
+    ...registerCommands({ server, store: store, current, view, panels, prompts }),
     ...registerAttachCommands(current, output),
   );
 

@@ -6,7 +6,7 @@
 import * as vscode from "vscode";
 import type { ChatPanels } from "./chat/panel";
 import type { ChatViewProvider } from "./chat/view";
-import { isOpen, sessionLabel, switchEntries } from "./model/sessionList";
+import { isOpen, sessionLabel, switchEntries, type SessionPickEntry } from "./model/sessionList";
 import type { ChatSession } from "./model/sessionModel";
 import type { Prompts } from "./prompts";
 import type { SessionStore } from "./sessions";
@@ -22,15 +22,34 @@ export function confirmDelete(prompts: Prompts, label: string): Promise<boolean>
   );
 }
 
-/** An open session picked by the user (the active one first), or undefined. */
-async function pickOpen(store: SessionStore, prompts: Prompts, title: string): Promise<ChatSession | undefined> {
+/** The switcher's button on each session: open it in an editor tab instead. */
+const OPEN_IN_TAB: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon("link-external"), tooltip: "Open in Editor Tab" };
+
+/** The open sessions to pick from (the active one first); none: says so. */
+function openEntries(store: SessionStore): SessionPickEntry[] {
   const entries = switchEntries(store.openSessions(), store.activeId);
   if (entries.length === 0) {
     void vscode.window.showInformationMessage('ACP: no open session. Start one with "ACP: New Session".');
-    return undefined;
   }
-  const picked = await prompts.pick(entries, { title, placeHolder: "Open sessions", matchOnDescription: true });
+  return entries;
+}
+
+/** An open session picked by the user (the active one first), or undefined. */
+async function pickOpen(store: SessionStore, prompts: Prompts, title: string): Promise<ChatSession | undefined> {
+  const entries = openEntries(store);
+  const picked = entries.length > 0 ? await prompts.pick(entries, { title, placeHolder: "Open sessions", matchOnDescription: true }) : undefined;
   return picked ? store.get(picked.sessionId) : undefined;
+}
+
+/** Switch Session's pick: a session for the side bar, or (its button) for an editor tab. */
+async function pickSwitch(store: SessionStore, prompts: Prompts): Promise<{ session: ChatSession; inTab: boolean } | undefined> {
+  const entries = openEntries(store).map((entry) => ({ ...entry, buttons: [OPEN_IN_TAB] }));
+  const picked =
+    entries.length > 0
+      ? await prompts.pickWithButtons(entries, { title: "Switch session", placeHolder: "Open sessions", matchOnDescription: true })
+      : undefined;
+  const session = picked && store.get(picked.item.sessionId);
+  return session && { session, inTab: picked.button?.tooltip === OPEN_IN_TAB.tooltip };
 }
 
 function known(store: SessionStore, sessionId: string): ChatSession {
@@ -117,10 +136,16 @@ export function sessionCommands(
       }
       return session?.sessionId;
     },
+    // Picked: shown in the side bar; picked by its "Open in Editor Tab" button: in a tab.
     "acpLsp.switchSession": async (sessionId?: unknown) => {
-      const session = await target(sessionId, "Switch session", () => null);
-      if (!session) {
+      const picked = typeof sessionId === "string" ? { session: known(store, sessionId), inTab: false } : await pickSwitch(store, prompts);
+      if (!picked) {
         return undefined;
+      }
+      const { session } = picked;
+      if (picked.inTab) {
+        panels.open(session.sessionId);
+        return session.sessionId;
       }
       store.setActive(session.sessionId);
       await view.reveal();

@@ -185,8 +185,8 @@ export class SessionStore implements vscode.Disposable {
   }
 
   /** acp/forkSession: a new session starting from a copy of this one's conversation. */
-  async forkSession(sessionId: string): Promise<ChatSession> {
-    return this.adopt(await (await this.client()).sendRequest(protocol.forkSession, { sessionId }));
+  async forkSession(sessionId: string, makeActive = true): Promise<ChatSession> {
+    return this.adopt(await (await this.client()).sendRequest(protocol.forkSession, { sessionId }), makeActive);
   }
 
   async logout(agent: string): Promise<void> {
@@ -201,7 +201,8 @@ export class SessionStore implements vscode.Disposable {
     return (await this.client()).sendRequest(protocol.updateAgent, { agent });
   }
 
-  async newSession(agent?: string): Promise<ChatSession> {
+  /** A new session; `makeActive` false for one started in a chat tab (the side bar stays). */
+  async newSession(agent?: string, makeActive = true): Promise<ChatSession> {
     const params: protocol.NewSessionParams = {};
     if (agent) {
       params.agent = agent;
@@ -211,7 +212,7 @@ export class SessionStore implements vscode.Disposable {
       params.cwd = cwd;
     }
     const snapshot = await (await this.client()).sendRequest(protocol.newSession, params);
-    const session = this.adopt(snapshot);
+    const session = this.adopt(snapshot, makeActive);
     if (!this.defaultFollow()) {
       await this.setFollow(session.sessionId, false).catch(() => undefined);
     }
@@ -224,12 +225,23 @@ export class SessionStore implements vscode.Disposable {
 
   /** Open a listed session: a live one by acp/getSession, others (stored ones too) by
    * acp/loadSession, which resumes them under the same id. */
-  async openSession(info: { agent: string; sessionId: string; live: boolean }): Promise<ChatSession> {
+  async openSession(info: { agent: string; sessionId: string; live: boolean }, makeActive = true): Promise<ChatSession> {
     const client = await this.client();
     const snapshot = info.live
       ? await client.sendRequest(protocol.getSession, { sessionId: info.sessionId })
       : await client.sendRequest(protocol.loadSession, { agent: info.agent, sessionId: info.sessionId });
-    return this.adopt(snapshot);
+    return this.adopt(snapshot, makeActive);
+  }
+
+  /** The session a chat tab restored after a window reload shows: the server's live one (kept
+   * here, not made active), else its stored snapshot (status "stored", read-only, not kept). */
+  async reopen(sessionId: string): Promise<ChatSession> {
+    const known = this.sessions.get(sessionId);
+    if (known) {
+      return known;
+    }
+    const snapshot = await (await this.client()).sendRequest(protocol.getSession, { sessionId });
+    return isOpen(snapshot) ? this.adopt(snapshot, false) : fromSnapshot(snapshot);
   }
 
   async renameSession(sessionId: string, title: string): Promise<void> {

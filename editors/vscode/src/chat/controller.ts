@@ -112,7 +112,8 @@ export class ChatController implements vscode.Disposable {
     return this.target.session();
   }
 
-  private sendSession(): void {
+  /** Send the chat its session again (a chat tab's, once restored). */
+  sendSession(): void {
     const session = this.session();
     this.send({ type: "session", session, follow: this.store.isFollowing(session?.sessionId ?? null) });
   }
@@ -177,7 +178,7 @@ export class ChatController implements vscode.Disposable {
         this.send({ type: "sessions", sessions: (await this.store.listSessions()).sessions });
         break;
       case "loadSession":
-        this.show((await this.store.openSession(message)).sessionId);
+        this.show((await this.store.openSession(message, !this.target.pinned)).sessionId);
         break;
       case "switchSession":
         this.show(message.sessionId);
@@ -280,16 +281,35 @@ export class ChatController implements vscode.Disposable {
 
   // -- actions (also used by commands) ----------------------------------------------------------
 
-  /** A new session (it becomes the active one), shown in this chat. */
+  /** A new session, shown in this chat: in the side bar it becomes the active one; a tab
+   * shows it alone and the side bar stays on its session. */
   async newSession(agent?: string): Promise<ChatSession> {
-    const session = await this.store.newSession(agent ?? this.selectedAgent ?? (readSettings().defaultAgent || undefined));
+    const name = agent ?? this.selectedAgent ?? (readSettings().defaultAgent || undefined);
+    const session = await this.store.newSession(name, !this.target.pinned);
     this.show(session.sessionId);
     return session;
+  }
+
+  /** A fork of this chat's session, shown in this chat (as a new session is). */
+  async fork(): Promise<ChatSession> {
+    const session = this.session();
+    if (!session) {
+      throw new Error("No session in the chat to fork.");
+    }
+    const forked = await this.store.forkSession(session.sessionId, !this.target.pinned);
+    this.show(forked.sessionId);
+    return forked;
   }
 
   /** Send a prompt in this chat's session (starting one if needed); resolves when the turn ends. */
   async sendPrompt(text: string): Promise<protocol.PromptResult | undefined> {
     let session = this.session();
+    if (session?.status === "stored") {
+      // A tab restored after the server restarted: its session resumes under the same id.
+      const { agent, sessionId } = session;
+      session = await this.store.openSession({ agent, sessionId, live: false }, !this.target.pinned);
+      this.show(session.sessionId);
+    }
     if (!session || session.status === "closed" || session.status === "failed") {
       session = await this.newSession();
     }

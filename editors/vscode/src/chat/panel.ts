@@ -1,11 +1,13 @@
 // Chats in editor tabs (ACP: Open Chat in Editor): each tab is the chat webview pinned to one
 // session, with its own ChatController, so several sessions can be seen side by side. The tab's
-// title is its session's name; opening a session that already has a tab reveals that tab.
+// title is its session's name; opening a session that already has a tab reveals that tab. A tab
+// keeps its session in the webview's state, so it comes back after a window reload.
 
 import * as vscode from "vscode";
 import type { DiffDocuments } from "../diffs";
-import type { HostToWebview, WebviewToHost } from "../model/messages";
-import { chatTabTitle } from "../model/sessionList";
+import type { ChatTabState, HostToWebview, WebviewToHost } from "../model/messages";
+import { chatTabTitle, isOpen, sessionLabel } from "../model/sessionList";
+import { fromSnapshot, type ChatSession } from "../model/sessionModel";
 import type { PermissionBroker } from "../permissions";
 import type { SessionStore } from "../sessions";
 import { batchedPost } from "./batchedPost";
@@ -16,6 +18,15 @@ import { PinnedSession } from "./target";
 import { ChatViewProvider } from "./view";
 
 export const CHAT_PANEL_TYPE = "acpLsp.chatPanel";
+
+/** What a restored tab says when its session no longer runs (shown in its status line). */
+export const STORED_NOTE = "Not running since the window was reloaded: this is its stored transcript. Send a prompt to resume it.";
+export const GONE_NOTE = "This session is gone (not running, not in the history): start a new one with +.";
+
+function isChatTabState(state: unknown): state is ChatTabState {
+  const s = state as Partial<ChatTabState> | undefined;
+  return typeof s?.sessionId === "string" && typeof s.title === "string";
+}
 
 export interface ChatPanelDeps {
   extensionUri: vscode.Uri;
@@ -35,6 +46,8 @@ export class ChatPanel implements vscode.Disposable {
   private readonly disposeEmitter = new vscode.EventEmitter<void>();
   readonly onDidDispose = this.disposeEmitter.event;
   private readonly batched = batchedPost((message) => void this.panel.webview.postMessage(message));
+  /** The state last given to the webview to keep (JSON). */
+  private persisted = "";
 
   constructor(
     readonly panel: vscode.WebviewPanel,
@@ -46,10 +59,17 @@ export class ChatPanel implements vscode.Disposable {
     this.controller = new ChatController(store, deps.permissions, deps.diffs, deps.output, deps.editors, this.target);
     const dist = vscode.Uri.joinPath(deps.extensionUri, "dist");
     panel.iconPath = vscode.Uri.joinPath(deps.extensionUri, "media", "agent.svg");
+    panel.webview.options = { enableScripts: true, localResourceRoots: [dist] };
     panel.webview.html = ChatViewProvider.html(panel.webview, dist);
     this.disposables.push(
       this.controller,
-      panel.webview.onDidReceiveMessage((message: WebviewToHost) => void this.controller.handle(message)),
+      panel.webview.onDidReceiveMessage((message: WebviewToHost) => {
+        void this.controller.handle(message);
+        if (message.type === "ready") {
+          this.persisted = ""; // a (re)loaded webview: give it its state again
+          this.persist();
+        }
+      }),
       this.controller.onDidFocus(() => deps.lastUsed.use(this.controller)),
       { dispose: () => deps.lastUsed.forget(this.controller) },
       store.onDidChange((event) => {
@@ -72,10 +92,44 @@ export class ChatPanel implements vscode.Disposable {
     this.batched(message);
   }
 
+  /** Back after a window reload: the session if the server has it running, else its stored
+   * transcript (read-only until a prompt resumes it), else a closed placeholder saying so. */
+  async reopen(state: ChatTabState, store: SessionStore): Promise<void> {
+    try {
+      const session = await store.reopen(state.sessionId);
+      if (!isOpen(session)) {
+        this.target.remember({ ...session, error: { message: STORED_NOTE } });
+      }
+    } catch {
+      const gone = fromSnapshot({ sessionId: state.sessionId, agent: "", cwd: "", status: "closed", seq: 0, messages: [], toolCalls: [], timeline: [] });
+      this.target.remember({ ...gone, title: state.title, error: { message: GONE_NOTE } });
+    }
+    this.controller.sendSession();
+    this.retitle();
+  }
+
   private retitle(): void {
-    const title = chatTabTitle(this.target.session(), this.target.open);
+    const session = this.target.session();
+    if (!session) {
+      return; // a restored tab before its session is back: it keeps the title it had
+    }
+    const title = chatTabTitle(session, this.target.open);
     if (this.panel.title !== title) {
       this.panel.title = title;
+    }
+    this.persist(session);
+  }
+
+  /** Have the webview keep the tab's session, for the tab's restore after a window reload. */
+  private persist(session: ChatSession | null = this.target.session()): void {
+    if (!session) {
+      return;
+    }
+    const state: ChatTabState = { sessionId: session.sessionId, title: sessionLabel(session) };
+    const json = JSON.stringify(state);
+    if (json !== this.persisted) {
+      this.persisted = json;
+      this.post({ type: "persist", state });
     }
   }
 
@@ -107,13 +161,30 @@ export class ChatPanels implements vscode.Disposable {
       existing.panel.reveal(undefined, false);
       return existing;
     }
-    const dist = vscode.Uri.joinPath(this.deps.extensionUri, "dist");
     const webviewPanel = vscode.window.createWebviewPanel(
       CHAT_PANEL_TYPE,
       "ACP Chat",
       { viewColumn: column, preserveFocus: false },
-      { enableScripts: true, localResourceRoots: [dist], retainContextWhenHidden: true },
+      { retainContextWhenHidden: true }, // its webview's options: ChatPanel's
     );
+    return this.adopt(webviewPanel, sessionId);
+  }
+
+  /** Restores the tabs VS Code reopens after a window reload. */
+  registerSerializer(): vscode.Disposable {
+    return vscode.window.registerWebviewPanelSerializer(CHAT_PANEL_TYPE, {
+      deserializeWebviewPanel: async (webviewPanel, state: unknown) => {
+        if (!isChatTabState(state)) {
+          webviewPanel.dispose(); // nothing says which session it showed
+          return;
+        }
+        // Not awaited: the tab shows at once, its session follows once the server answers.
+        void this.adopt(webviewPanel, state.sessionId).reopen(state, this.deps.store);
+      },
+    });
+  }
+
+  private adopt(webviewPanel: vscode.WebviewPanel, sessionId: string): ChatPanel {
     const panel = new ChatPanel(webviewPanel, sessionId, this.deps);
     this.panels.add(panel);
     panel.onDidDispose(() => this.panels.delete(panel));

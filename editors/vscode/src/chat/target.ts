@@ -58,7 +58,16 @@ export class PinnedSession implements ChatTarget {
       return live;
     }
     // Closed or deleted: the store forgot it; the chat keeps its transcript, marked closed.
-    return this.last ? { ...this.last, status: "closed" } : null;
+    // A stored one (a tab restored after the server restarted) stays stored: it can resume.
+    if (!this.last || this.last.status === "stored") {
+      return this.last;
+    }
+    return { ...this.last, status: "closed" };
+  }
+
+  /** Show this copy of the session until the store has it (a stored one: read-only). */
+  remember(session: ChatSession): void {
+    this.last = session;
   }
 
   /** Whether its session is still open here. */

@@ -31,6 +31,13 @@ export interface PromptContext {
   selection?: string;
 }
 
+/** What a chat tab keeps across a window reload (the webview's state): its session. */
+export interface ChatTabState {
+  sessionId: string;
+  /** The tab's title, for a session the server no longer knows. */
+  title: string;
+}
+
 export type HostToWebview =
   | {
       type: "init";
@@ -57,6 +64,8 @@ export type HostToWebview =
   | { type: "focusInput"; text?: string }
   | { type: "attachments"; items: AttachmentChip[] }
   | { type: "mentions"; query: string; items: MentionItem[] }
+  /** Keep this across a window reload (a chat tab's session, read back when it is restored). */
+  | { type: "persist"; state: ChatTabState }
   /** Several messages sent together (chat/batchedPost.ts), handled in order. */
   | { type: "batch"; messages: HostToWebview[] };
 

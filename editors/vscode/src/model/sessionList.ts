@@ -33,7 +33,7 @@ export function stateLabel(status: string): string {
 }
 
 /** Sessions this editor still talks to (closed ones and read-only stored ones are not). */
-export function isOpen(session: ChatSession): boolean {
+export function isOpen(session: Pick<ChatSession, "status">): boolean {
   return session.status !== "closed" && session.status !== "stored";
 }
 

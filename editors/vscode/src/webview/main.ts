@@ -30,6 +30,7 @@ import { TimelineView } from "./timelineView";
 
 interface VsCodeApi {
   postMessage(message: WebviewToHost): void;
+  setState(state: unknown): void;
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
@@ -384,6 +385,9 @@ function receive(message: HostToWebview): void {
       break;
     case "mentions":
       attachments.showMentions(message.query, message.items);
+      break;
+    case "persist":
+      vscode.setState(message.state);
       break;
     case "focusInput":
       if (message.text !== undefined) {

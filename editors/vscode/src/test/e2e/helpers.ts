@@ -122,6 +122,15 @@ export function answerPrompts(a: AcpLspApi, answers: Partial<Prompts>): { asked:
     asked.push({ kind: "pick", items, options });
     return (answers.pick ?? real.pick)(items, options);
   };
+  // A pick with item buttons: answered by `pickWithButtons`, else as a plain pick by `pick`.
+  a.prompts.pickWithButtons = async (items, options) => {
+    asked.push({ kind: "pick", items, options });
+    if (answers.pickWithButtons || !answers.pick) {
+      return (answers.pickWithButtons ?? real.pickWithButtons)(items, options);
+    }
+    const item = await answers.pick(items, options);
+    return item && { item };
+  };
   a.prompts.input = async (options) => {
     asked.push({ kind: "input", options });
     return (answers.input ?? real.input)(options);

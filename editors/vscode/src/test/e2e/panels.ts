@@ -2,6 +2,7 @@
 // side, each tab pinned to its own session while the side bar follows the active one. What a
 // tab's webview is sent is recorded on its way (the webview still gets all of it).
 
+import * as path from "node:path";
 import * as vscode from "vscode";
 import type { ChatPanel } from "../../chat/panel";
 import type { HostToWebview } from "../../model/messages";
@@ -9,7 +10,7 @@ import { isOpen, sessionLabel } from "../../model/sessionList";
 import { messageText } from "../../model/queries";
 import type { ChatSession } from "../../model/sessionModel";
 import { assert, assertEqual, test, waitFor } from "./harness";
-import { agentText, answerPermissions, api, closeAllEditors, current, freshSession, openEditor, writeFile } from "./helpers";
+import { agentText, answerPermissions, api, closeAllEditors, current, freshSession, openEditor, runAnswering, writeFile } from "./helpers";
 
 /** Everything the tab's webview is sent from now on. */
 function record(panel: ChatPanel): HostToWebview[] {
@@ -77,6 +78,11 @@ async function openRecorded(sessionId: string): Promise<{ tab: ChatPanel; seen: 
   // The webview loads the chat script and asks for its state: it gets its own session.
   await waitFor(() => seen.some((m) => m.type === "init"), `the chat in the tab of ${sessionId} to load`);
   return { tab, seen };
+}
+
+/** Focus moved while tabs opened: let the real webviews' own "focused" messages land first. */
+function focusSettled(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 500));
 }
 
 async function named(title: string): Promise<ChatSession> {
@@ -210,8 +216,7 @@ test("palette commands act on the chat last used: a focused tab's session, then 
   const first = await openTab(active.sessionId);
   const tab = await openTab(pinned.sessionId);
   await vscode.commands.executeCommand("acpLsp.switchSession", active.sessionId);
-  // Focus moved while the tabs opened: let the real webviews' own "focused" messages land first.
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  await focusSettled();
 
   // The user clicks into the second tab (its webview says so).
   await tab.controller.handle({ type: "focused" });
@@ -240,5 +245,101 @@ test("palette commands act on the chat last used: a focused tab's session, then 
   first.panel.dispose();
   await waitFor(() => a.panels.find(active.sessionId) === undefined, "the closed tab is forgotten");
   assertEqual(a.lastUsed.current === a.chat, true, "the side bar is the chat last used again");
+  await closeAllEditors();
+}, 60_000);
+
+test("Switch Session offers Open in Editor Tab on each session: it opens the session in a tab, the side bar stays", async () => {
+  const a = await api();
+  await closeAllEditors();
+  const other = await named("Open me in a tab");
+  const active = await freshSession(a);
+  const [asked] = await runAnswering(
+    a,
+    {
+      pickWithButtons: async <T extends vscode.QuickPickItem>(items: T[]) => {
+        const item = items.find((i) => i.label === "Open me in a tab");
+        const button = item?.buttons?.[0];
+        assert(item && button, `the switcher offers the session with a button: ${JSON.stringify(items.map((i) => i.label))}`);
+        return { item, button }; // the user presses the session's button
+      },
+    },
+    "acpLsp.switchSession",
+  );
+  assert(asked?.kind === "pick", "the switcher was shown");
+  const tooltips = asked.items.map((i) => i.buttons?.map((b) => b.tooltip).join());
+  assertEqual(tooltips, asked.items.map(() => "Open in Editor Tab"), "every session's button");
+  const tab = await waitFor(() => a.panels.find(other.sessionId), "a tab of the session");
+  assertEqual(tab.panel.title, "Open me in a tab", "the tab's title");
+  assertEqual(a.store.activeId, active.sessionId, "the side bar stays on its session");
+  await closeAllEditors();
+}, 60_000);
+
+/** Configure the scripted test agent (tests/agents) as `forker`, which can fork sessions. */
+async function withForker(fn: () => Promise<void>): Promise<void> {
+  const a = await api();
+  const python = process.env.ACP_LSP_PYTHON;
+  assert(python, "ACP_LSP_PYTHON is set");
+  const script = path.resolve(__dirname, "../../../../tests/agents/scripted_acp.py");
+  const initialize = {
+    protocolVersion: 1,
+    agentInfo: { name: "forker", version: "1.0.0" },
+    authMethods: [],
+    agentCapabilities: { loadSession: true, sessionCapabilities: { fork: {}, close: {} } },
+  };
+  const settings = vscode.workspace.getConfiguration("acpLsp");
+  const agents = { forker: { command: python, args: [script, "-c", JSON.stringify({ initialize })], title: "Forker (test)" } };
+  await settings.update("agents", agents, vscode.ConfigurationTarget.Global);
+  try {
+    await waitFor(async () => (await a.store.listAgents()).some((agent) => agent.name === "forker"), "the forker agent listed");
+    await fn();
+  } finally {
+    await settings.update("agents", undefined, vscode.ConfigurationTarget.Global);
+  }
+}
+
+test("New Session and Fork Session started from a chat tab land in that tab; the side bar stays on its session", async () => {
+  const a = await api();
+  await closeAllEditors();
+  await withForker(async () => {
+    const sideBar = await named("Side bar stays");
+    const pinned = await a.chat.newSession("forker");
+    await vscode.commands.executeCommand("acpLsp.switchSession", sideBar.sessionId);
+    const { tab, seen } = await openRecorded(pinned.sessionId);
+    await focusSettled();
+    const sessionShown = (): string | undefined => {
+      const last = [...seen].reverse().find((m) => m.type === "session");
+      return last?.type === "session" ? last.session?.sessionId : undefined;
+    };
+
+    // The "+" in the tab (its webview's message).
+    await tab.controller.handle({ type: "newSession" });
+    const fresh = tab.sessionId;
+    assert(fresh !== pinned.sessionId, "the tab shows a new session");
+    assertEqual(sessionShown(), fresh, "the tab's chat was sent the new session");
+    await waitFor(() => tab.panel.title === sessionLabel(current(a, fresh)), `the tab's title names it (${tab.panel.title})`);
+    assertEqual([a.store.activeId, a.chat.session()?.sessionId], [sideBar.sessionId, sideBar.sessionId], "the side bar stays on its session");
+    assert(isOpen(current(a, pinned.sessionId)), "the tab's earlier session is still open");
+
+    // Back to the first session in the tab (its session list), then the palette's commands
+    // after a click into the tab: ACP: Fork Session, ACP: New Session.
+    await tab.controller.handle({ type: "switchSession", sessionId: pinned.sessionId });
+    await tab.controller.handle({ type: "prompt", text: "Remember the forked part", includeContext: false });
+    await tab.controller.handle({ type: "focused" });
+    const forked = await vscode.commands.executeCommand<ChatSession | undefined>("acpLsp.forkSession");
+    assert(forked, "the session was forked");
+    assertEqual([tab.sessionId, sessionShown()], [forked.sessionId, forked.sessionId], "the tab shows the fork");
+    assert(userText(current(a, forked.sessionId)).includes("forked part"), "the fork has the tab's conversation");
+    assertEqual(a.store.activeId, sideBar.sessionId, "the side bar still stays on its session");
+    const made = await vscode.commands.executeCommand<ChatSession | undefined>("acpLsp.newSession", "demo");
+    assert(made, "a new session was started");
+    assertEqual([tab.sessionId, sessionShown()], [made.sessionId, made.sessionId], "the tab shows the new session");
+    assertEqual(a.store.activeId, sideBar.sessionId, "the side bar still stays on its session");
+
+    // From the side bar, New Session lands there, as before.
+    await a.chat.handle({ type: "focused" });
+    const inSideBar = await vscode.commands.executeCommand<ChatSession | undefined>("acpLsp.newSession", "demo");
+    assertEqual(a.store.activeId, inSideBar?.sessionId, "a new session from the side bar is its active one");
+    assertEqual(tab.sessionId, made.sessionId, "the tab stays on its session");
+  });
   await closeAllEditors();
 }, 60_000);

@@ -75,6 +75,21 @@ describe("which session a chat shows", () => {
     assert.equal(new PinnedSession(store, "never").session(), null);
   });
 
+  test("a restored tab shows its session's stored copy as stored until the store has it live", () => {
+    const store = fakeStore([session("a")]);
+    const target = new PinnedSession(store, "b");
+    assert.equal(target.session(), null, "before the server answered");
+    const stored = session("b", "Beta");
+    stored.status = "stored";
+    target.remember(stored);
+    assert.equal(target.session()?.status, "stored", "stored, not closed: a prompt resumes it");
+    assert.equal(target.open, false);
+    const live = session("b", "Beta");
+    (store as unknown as { get(id: string): ChatSession | undefined }).get = (id) => (id === "b" ? live : undefined);
+    assert.equal(target.session(), live, "resumed: the store's live session");
+    assert.equal(target.open, true);
+  });
+
   test("a chat tab is titled by its session's name, and says when it is closed", () => {
     assert.equal(chatTabTitle(session("abcdef123456", "Fix the parser"), true), "Fix the parser");
     assert.equal(chatTabTitle(session("abcdef123456"), true), "Session …123456");
