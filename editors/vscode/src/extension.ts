@@ -65,6 +65,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
   const current = currentChat(lastUsed, view, panels);
   const statusBar = new StatusBar();
   const prompts = vscodePrompts();
+  /** The status bar shows the session of the chat last used (a tab's, or the active one). */
+  const showStatus = (): void => {
+    const session = current().controller.session();
+    statusBar.update(session, store.others(session?.sessionId ?? null));
+  };
 
   context.subscriptions.push(
     output,
@@ -80,9 +85,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, view, { webviewOptions: { retainContextWhenHidden: true } }),
     panels.registerSerializer(),
     store.onDidChange(() => {
-      statusBar.update(store.activeSession, store.others());
+      showStatus();
       view.describe(store.activeSession);
     }),
+    lastUsed.onDidChange(showStatus),
+    panels.onDidRepin(showStatus),
     trackSessionContext(store),
     store.onDidProgress((report) => statusBar.onProgress(report)),
     server.onDidStop(() => store.forgetAll()),

@@ -72,9 +72,9 @@ export class SessionStore implements vscode.Disposable {
     return this.all().filter(isOpen).reverse();
   }
 
-  /** The open sessions besides the active one (the status bar counts the busy ones). */
-  others(): ChatSession[] {
-    return this.openSessions().filter((s) => s.sessionId !== this.active);
+  /** The open sessions besides this one (the status bar counts the busy ones). */
+  others(sessionId: string | null = this.active): ChatSession[] {
+    return this.openSessions().filter((s) => s.sessionId !== sessionId);
   }
 
   isFollowing(sessionId: string | null): boolean {

@@ -1,6 +1,6 @@
-// The status bar item: the active session's state, the tool call it is running, the turn's
-// `$/progress` message, and how many other sessions run in the background (text from
-// ./model/statusText). Clicking it opens the chat, or the session switcher when there are
+// The status bar item: the state of the session of the chat last used (the side bar's active
+// session, or a chat tab's), the tool call it is running, the turn's `$/progress` message, and
+// how many other sessions run in the background (text from ./model/statusText). Clicking it opens the chat, or the session switcher when there are
 // other open sessions.
 
 import * as vscode from "vscode";
@@ -37,7 +37,7 @@ export class StatusBar implements vscode.Disposable {
     return this.shown.tooltip;
   }
 
-  /** The active session and the other open ones. */
+  /** The session shown (the chat last used's) and the other open ones. */
   update(session: ChatSession | null, others: ChatSession[] = []): void {
     this.session = session;
     this.others = others;

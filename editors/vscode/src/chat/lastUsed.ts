@@ -5,6 +5,7 @@
 
 export class LastUsed<T> {
   private last: T;
+  private readonly listeners = new Set<(chat: T) => void>();
 
   constructor(private readonly fallback: T) {
     this.last = fallback;
@@ -15,15 +16,30 @@ export class LastUsed<T> {
     return this.last;
   }
 
+  /** Call `listener` when another chat becomes the last used (the status bar follows it). */
+  onDidChange(listener: (chat: T) => void): { dispose(): void } {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
   /** The user focused this chat. */
   use(chat: T): void {
-    this.last = chat;
+    this.set(chat);
   }
 
   /** This chat is gone (a closed tab): the fallback takes over if it was the last used. */
   forget(chat: T): void {
     if (this.last === chat) {
-      this.last = this.fallback;
+      this.set(this.fallback);
+    }
+  }
+
+  private set(chat: T): void {
+    if (this.last !== chat) {
+      this.last = chat;
+      for (const listener of this.listeners) {
+        listener(chat);
+      }
     }
   }
 }

@@ -45,6 +45,9 @@ export class ChatPanel implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private readonly disposeEmitter = new vscode.EventEmitter<void>();
   readonly onDidDispose = this.disposeEmitter.event;
+  private readonly repinEmitter = new vscode.EventEmitter<void>();
+  /** Fires when the tab shows another session (a new one, one picked in its history). */
+  readonly onDidRepin = this.repinEmitter.event;
   private readonly batched = batchedPost((message) => void this.panel.webview.postMessage(message));
   /** The state last given to the webview to keep (JSON). */
   private persisted = "";
@@ -55,7 +58,10 @@ export class ChatPanel implements vscode.Disposable {
     deps: ChatPanelDeps,
   ) {
     const { store } = deps;
-    this.target = new PinnedSession(store, sessionId, () => this.retitle());
+    this.target = new PinnedSession(store, sessionId, () => {
+      this.retitle();
+      this.repinEmitter.fire();
+    });
     this.controller = new ChatController(store, deps.permissions, deps.diffs, deps.output, deps.editors, this.target);
     const dist = vscode.Uri.joinPath(deps.extensionUri, "dist");
     panel.iconPath = vscode.Uri.joinPath(deps.extensionUri, "media", "agent.svg");
@@ -78,6 +84,7 @@ export class ChatPanel implements vscode.Disposable {
         }
       }),
       panel.onDidDispose(() => this.dispose()),
+      this.repinEmitter,
     );
     this.controller.attach((message) => this.post(message));
     this.retitle();
@@ -151,6 +158,9 @@ export class ChatPanel implements vscode.Disposable {
 /** The open chat tabs. */
 export class ChatPanels implements vscode.Disposable {
   private readonly panels = new Set<ChatPanel>();
+  private readonly repinEmitter = new vscode.EventEmitter<ChatPanel>();
+  /** Fires when a tab shows another session. */
+  readonly onDidRepin = this.repinEmitter.event;
 
   constructor(private readonly deps: ChatPanelDeps) {}
 
@@ -188,6 +198,7 @@ export class ChatPanels implements vscode.Disposable {
     const panel = new ChatPanel(webviewPanel, sessionId, this.deps);
     this.panels.add(panel);
     panel.onDidDispose(() => this.panels.delete(panel));
+    panel.onDidRepin(() => this.repinEmitter.fire(panel));
     return panel;
   }
 
@@ -208,5 +219,6 @@ export class ChatPanels implements vscode.Disposable {
     for (const panel of this.list()) {
       panel.dispose();
     }
+    this.repinEmitter.dispose();
   }
 }

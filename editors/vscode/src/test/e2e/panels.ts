@@ -343,3 +343,25 @@ test("New Session and Fork Session started from a chat tab land in that tab; the
   });
   await closeAllEditors();
 }, 60_000);
+
+test("the status bar shows the session of the chat last used: a focused tab's, then the side bar's", async () => {
+  const a = await api();
+  await closeAllEditors();
+  const inTab = await named("Status in the tab");
+  const active = await named("Status in the side bar");
+  const tab = await openTab(inTab.sessionId);
+  await focusSettled();
+  await a.chat.handle({ type: "focused" });
+  assert(a.statusBar.text.includes("Status in the side bar"), `the side bar's session: ${a.statusBar.text}`);
+  await tab.controller.handle({ type: "focused" });
+  assert(a.statusBar.text.includes("Status in the tab"), `the tab's session: ${a.statusBar.text}`);
+  assertEqual(a.store.activeId, active.sessionId, "the active session did not change");
+  // The tab shows another session: the status bar follows it.
+  await tab.controller.handle({ type: "newSession" });
+  const fresh = current(a, tab.sessionId);
+  assert(a.statusBar.text.includes(sessionLabel(fresh)), `the tab's new session: ${a.statusBar.text}`);
+  // Closing the tab hands the status bar back to the side bar's session.
+  tab.panel.dispose();
+  await waitFor(() => a.statusBar.text.includes("Status in the side bar"), `the side bar's session again (${a.statusBar.text})`);
+  await closeAllEditors();
+}, 60_000);

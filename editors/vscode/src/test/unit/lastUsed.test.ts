@@ -24,4 +24,16 @@ describe("LastUsed: the chat the palette's commands act on", () => {
     chats.forget("side bar");
     assert.equal(chats.current, "side bar");
   });
+
+  test("listeners hear of another chat becoming the last used, not of the same one again", () => {
+    const chats = new LastUsed("side bar");
+    const heard: string[] = [];
+    const sub = chats.onDidChange((chat) => heard.push(chat));
+    chats.use("tab A");
+    chats.use("tab A");
+    chats.forget("tab A");
+    sub.dispose();
+    chats.use("tab B");
+    assert.deepEqual(heard, ["tab A", "side bar"]);
+  });
 });
