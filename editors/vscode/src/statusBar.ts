@@ -7,6 +7,7 @@ import * as vscode from "vscode";
 import type { ChatSession } from "./model/sessionModel";
 import { statusText } from "./model/statusText";
 import type { ProgressReport } from "./sessions";
+import { throttle } from "./throttle";
 
 /** The item is redrawn at most this often: each change is a round trip to the workbench,
  * which lays out the status bar again (a busy turn changes it on every update). */
@@ -18,8 +19,7 @@ export class StatusBar implements vscode.Disposable {
   private session: ChatSession | null = null;
   private others: ChatSession[] = [];
   private shown = { text: "", tooltip: "", command: "", waiting: false };
-  private lastDrawn = -Infinity;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly redraw = throttle(() => this.draw(), REDRAW_MS);
 
   constructor() {
     this.item.name = "ACP Agents";
@@ -65,19 +65,10 @@ export class StatusBar implements vscode.Disposable {
       command: this.others.length > 0 ? "acpLsp.switchSession" : "acpLsp.openChat",
       waiting: [this.session, ...this.others].some((s) => s?.status === "awaiting_permission"),
     };
-    if (this.timer === undefined) {
-      const wait = this.lastDrawn + REDRAW_MS - Date.now();
-      if (wait <= 0) {
-        this.draw();
-      } else {
-        this.timer = setTimeout(() => this.draw(), wait);
-      }
-    }
+    this.redraw.request();
   }
 
   private draw(): void {
-    this.timer = undefined;
-    this.lastDrawn = Date.now();
     const { text, tooltip, command, waiting } = this.shown;
     this.item.text = text;
     this.item.tooltip = tooltip;
@@ -86,7 +77,7 @@ export class StatusBar implements vscode.Disposable {
   }
 
   dispose(): void {
-    clearTimeout(this.timer);
+    this.redraw.cancel();
     this.item.dispose();
   }
 }

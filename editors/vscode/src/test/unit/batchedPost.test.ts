@@ -1,26 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { batchedPost, type Clock } from "../../chat/batchedPost";
+import { batchedPost } from "../../chat/batchedPost";
+import { fakeClock } from "./fakeClock";
 import type { HostToWebview } from "../../model/messages";
-
-/** A clock the test moves by hand; due timers run when it passes them. */
-function fakeClock(): Clock & { advance(ms: number): void } {
-  let t = 1000;
-  let timers: { at: number; fn: () => void }[] = [];
-  return {
-    now: () => t,
-    setTimeout(fn, ms) {
-      timers.push({ at: t + ms, fn });
-      return timers.length;
-    },
-    advance(ms) {
-      t += ms;
-      const due = timers.filter((x) => x.at <= t);
-      timers = timers.filter((x) => x.at > t);
-      due.forEach((x) => x.fn());
-    },
-  };
-}
 
 const focus = (text: string): HostToWebview => ({ type: "focusInput", text });
 
