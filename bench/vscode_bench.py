@@ -10,11 +10,14 @@ what is timed). For each scenario, in the same run and alternately: the bridge a
 (bench/clients/lsp_client.py: prompt sent -> last text received, or the turn's answer for the
 tool scenario) and VS Code (prompt sent from the chat -> last text in the chat webview's DOM,
 then painted). While the turn streams, Playwright types `x` every 20 ms into a normal text
-editor; a key's latency runs from when it was due to when the editor's rendered lines hold
-it. After the turn: the resident memory of the extension host and of Chromium's renderer
-processes (the workbench and the webview share one: code-server serves webviews from its own
-origin), and the webview's JS heap. Results: bench/results/vscode.md and vscode.json.
-Nothing here is a test assertion; the goals are marked met or missed in the table.
+editor; a key's latency is measured three ways (see the driver): from when it was due to when
+the editor's rendered lines hold it (mostly the driver's delays), the browser's Event Timing
+duration (input -> next paint: what the user feels, INP's figure) and keydown -> the rendered
+lines hold it. After the turn: the resident memory of the extension host
+and of Chromium's renderer processes (the workbench and the webview share one: code-server
+serves webviews from its own origin), and the webview's JS heap. Results:
+bench/results/vscode.md and vscode.json. Nothing here is a test assertion; the goals are
+marked met or missed in the table.
 BENCH_KEY_MS=0 in the environment types no keys (to see what the typing costs a turn).
 """
 
@@ -252,6 +255,17 @@ def run_vscode(vsix: Path, prompt: str, marker: str | None, tail: int) -> JsonOb
             kill_leftovers(tmp)
 
 
+def ms(value: float) -> str:
+    """A key latency; Event Timing's unreported keys are 0: under its 16 ms threshold."""
+    return "<16" if value < 16 else f"{value:.0f}"
+
+
+def key_cell(r: JsonObject, prefix: str) -> str:
+    """p50 / p99 / max of one key measure, from a run's figures (or medians of them)."""
+    show = ms if prefix == "key_event" else (lambda v: f"{v:.1f}")
+    return " / ".join(show(r.get(f"{prefix}_{q}", 0) or 0) for q in ("p50", "p99", "max"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true")
@@ -288,15 +302,21 @@ def main() -> None:
         "VS Code: last text in the webview DOM (ms)",
         "VS Code: painted (ms)",
         "ratio (painted / bridge)",
-        "keystroke p50 / p99 / max (ms)",
+        "keys, driver: due → in the editor's DOM, p50 / p99 / max (ms)",
+        "keys, Event Timing: input → next paint, p50 / p99 / max (ms; keys ≥ 16 ms)",
+        "keys: keydown → in the editor's DOM, p50 / p99 / max (ms)",
         "extension host RSS / CPU in the turn (MB / s)",
         "renderer RSS (MB) / all renderers CPU in the turn (s)",
         "renderer JS heap (MB)",
     ]
     floor_note = (
-        f"Keystroke latency with no turn running (the measurement's floor: Playwright's key"
-        f" events, Monaco's render): p50 {floor.get('key_p50', 0):.1f} ms, p99"
-        f" {floor.get('key_p99', 0):.1f} ms over {floor.get('keys', 0)} keys."
+        "Keystroke latency with no turn running: driver (due → in the DOM; mostly the driver's"
+        f" own delays) p50 {floor.get('key_p50', 0):.1f} ms, p99 {floor.get('key_p99', 0):.1f}"
+        f" ms over {floor.get('keys', 0)} keys; Event Timing (input → next paint, the user's)"
+        f" {key_cell(floor, 'key_event')} ms, {floor.get('key_events_reported', 0)} of"
+        f" {floor.get('key_downs', 0)} keys at 16 ms or more; keydown → in the DOM"
+        f" {key_cell(floor, 'key_dom')} ms. Event Timing reports no event under 16 ms: a key"
+        ' without an entry counts as under 16 ("<16").'
     )
     data = {"floor": floor, "raw": raw}
     write_results(args.out, "vscode", t_start, repeats, head, rows, floor_note, goals, data)
@@ -334,6 +354,11 @@ def measure(
                 return med([r[key] for r in runs if r.get(key) is not None])
 
             ratio = m("visible_ms") / b_s if b_s else float("nan")
+            keys = {
+                f"{p}_{q}": m(f"{p}_{q}")
+                for p in ("key", "key_event", "key_dom")
+                for q in ("p50", "p99", "max")
+            }
             rows.append(
                 [
                     f"{label}{name}",
@@ -342,7 +367,9 @@ def measure(
                     f"{m('dom_ms'):,.0f}",
                     f"{m('visible_ms'):,.0f}",
                     f"{ratio:.2f}×",
-                    f"{m('key_p50'):.1f} / {m('key_p99'):.1f} / {m('key_max'):.0f}",
+                    key_cell(keys, "key"),
+                    key_cell(keys, "key_event"),
+                    key_cell(keys, "key_dom"),
                     f"{m('exthost_rss_mb'):,.0f} / {m('exthost_cpu_s'):.2f}",
                     f"{m('main_renderer_rss_mb'):,.0f} / {m('renderer_cpu_s'):.2f}",
                     f"{m('chat_heap_mb'):,.0f}",
@@ -350,6 +377,16 @@ def measure(
             )
             if name == builds[0][0]:
                 goals += goal_rows(label, ratio, m("key_p99"))
+                goals[-1]["goal"] += " (driver: due → in the DOM)"
+                p99 = keys["key_event_p99"]
+                goals.append(
+                    {
+                        "goal": f"{label}: keystroke latency p99 < 50 ms (Event Timing: input →"
+                        " next paint, the user's)",
+                        "measured": f"{ms(p99)} ms",
+                        "met": p99 < 50,
+                    }
+                )
     return rows, raw, goals
 
 

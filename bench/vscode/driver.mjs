@@ -16,11 +16,21 @@
 //                 completed)
 //   visible       the next animation frame after that: the frame holding the text was painted
 //   key latency   from when a key was due (a fixed 20 ms schedule in the driver) to when the
-//                 text editor's rendered lines (Monaco's .view-lines DOM) hold it
+//                 text editor's rendered lines (Monaco's .view-lines DOM) hold it: mostly the
+//                 driver's own delays (CDP round trips; presses are serialised)
+//   key → DOM     from the key's keydown (event.timeStamp: when the input was received) to
+//                 when the rendered lines hold it (Monaco writes them in an animation frame,
+//                 painted right after: this is the page's side of the key, without the paint)
+//   key event     the browser's Event Timing duration of the key (keydown, keypress,
+//                 beforeinput, input; the longest): from the input to the next paint after
+//                 its handlers, as INP measures it. Only durations of 16 ms or more are
+//                 reported; a key without an entry counts as 0 ("<16")
 //
 // Environment: ACP_LSP_VSCODE_TOOLS, CODE_SERVER_URL, ACP_LSP_WORKSPACE, CHROMIUM,
 // BENCH_MODE, BENCH_PROMPT, BENCH_MARKER ("" = end of turn), BENCH_TAIL, BENCH_KEY_MS (0: no keys),
 // BENCH_IDLE_MS, BENCH_TIMEOUT_MS, BENCH_SHOT (a screenshot after the turn), BENCH_PROFILE,
+// BENCH_TRACE (a Chrome trace of the turn, devtools.timeline: what each task of the renderer's
+// main thread did, style, layout and paint per frame),
 // BENCH_SETTLE_MS (a pause once the session is ready, before anything is timed; 3000).
 
 import { writeFileSync } from "node:fs";
@@ -53,10 +63,12 @@ async function clockOffset(frame) {
   return best.offset;
 }
 
-/** Watch the text editor: when its rendered lines gain `x`s, and how many. */
+/** Watch the text editor: when its rendered lines gain `x`s, and how many; the keydowns of
+ * the typed keys (their event.timeStamp: when the input was received) and the browser's Event
+ * Timing entries (duration: from the input to the next paint after its handlers, INP's). */
 function watchEditor(selector) {
   const view = document.querySelector(selector);
-  const r = { seen: [], count: 0 };
+  const r = { seen: [], count: 0, downs: [], events: [], origin: performance.timeOrigin };
   window.__keys = r;
   const count = () => (view.textContent.match(/x/g) || []).length;
   r.count = count();
@@ -67,6 +79,28 @@ function watchEditor(selector) {
       r.count = c;
     }
   }).observe(view, { childList: true, subtree: true, characterData: true });
+  const editor = view.closest(".editor-instance");
+  window.addEventListener(
+    "keydown",
+    (e) => {
+      if (e.key === "x" && editor.contains(e.target)) {
+        r.downs.push(e.timeStamp);
+      }
+    },
+    true,
+  );
+  const NAMES = new Set(["keydown", "keypress", "beforeinput", "input"]);
+  const keep = (list) => {
+    for (const e of list.getEntries ? list.getEntries() : list) {
+      if (NAMES.has(e.name)) {
+        r.events.push({ name: e.name, start: e.startTime, duration: e.duration, id: e.interactionId });
+      }
+    }
+  };
+  // 16 ms is the smallest threshold the API allows: shorter events are not reported.
+  r.observer = new PerformanceObserver(keep);
+  r.observer.observe({ type: "event", durationThreshold: 16, buffered: true });
+  r.flush = () => keep(r.observer.takeRecords());
   return r.count;
 }
 
@@ -167,10 +201,50 @@ async function typeKeys(page, stop) {
   return due;
 }
 
+/** p50 / p99 / max of `latencies` under `prefix`. */
+function stats(prefix, latencies) {
+  latencies.sort((a, b) => a - b);
+  return {
+    [`${prefix}_p50`]: percentile(latencies, 50),
+    [`${prefix}_p99`]: percentile(latencies, 99),
+    [`${prefix}_max`]: latencies.at(-1) ?? 0,
+  };
+}
+
+/** Each typed key's Event Timing duration: the longest of its keydown, keypress,
+ * beforeinput and input entries (same timeStamp or interaction as its keydown). A key with no
+ * entry took under 16 ms (the API reports nothing shorter): counted as 0, shown as "<16". */
+function eventTimings(downs, events) {
+  const byStart = new Map();
+  const byId = new Map();
+  for (const e of events) {
+    const start = Math.round(e.start * 10);
+    byStart.set(start, Math.max(byStart.get(start) ?? 0, e.duration));
+    if (e.name === "keydown" && e.id) {
+      byId.set(start, e.id);
+    }
+  }
+  const ids = new Map();
+  for (const e of events) {
+    if (e.id) {
+      ids.set(e.id, Math.max(ids.get(e.id) ?? 0, e.duration));
+    }
+  }
+  return downs.map((t) => {
+    const start = Math.round(t * 10);
+    return Math.max(byStart.get(start) ?? 0, ids.get(byId.get(start)) ?? 0);
+  });
+}
+
 async function keyFigures(page, due, offset, before) {
-  // Wait until the editor shows every key typed (or 5 s).
+  // Wait until the editor shows every key typed (or 5 s), and for the last paints' entries.
   await poll(async () => (await page.evaluate(() => window.__keys.count)) >= before + due.length, "the typed keys", 5_000).catch(() => undefined);
-  const seen = await page.evaluate(() => window.__keys.seen);
+  await sleep(500);
+  const { seen, downs, events, origin } = await page.evaluate(() => {
+    const r = window.__keys;
+    r.flush();
+    return { seen: r.seen, downs: r.downs, events: r.events, origin: r.origin };
+  });
   const latencies = [];
   let i = 0;
   for (const [count, at] of seen) {
@@ -179,13 +253,25 @@ async function keyFigures(page, due, offset, before) {
       i++;
     }
   }
-  latencies.sort((a, b) => a - b);
+  // keydown -> the rendered lines hold the key (Monaco writes them in the animation frame
+  // that paints them).
+  const toDom = [];
+  let k = 0;
+  for (const [count, at] of seen) {
+    while (k < downs.length && before + k + 1 <= count) {
+      toDom.push(at - (origin + downs[k]));
+      k++;
+    }
+  }
+  const timings = eventTimings(downs, events);
   return {
     keys: latencies.length,
     keys_typed: due.length,
-    key_p50: percentile(latencies, 50),
-    key_p99: percentile(latencies, 99),
-    key_max: latencies.at(-1) ?? 0,
+    ...stats("key", latencies),
+    key_downs: downs.length,
+    ...stats("key_dom", toDom),
+    key_events_reported: timings.filter((d) => d > 0).length,
+    ...stats("key_event", timings),
   };
 }
 
@@ -236,6 +322,10 @@ async function main() {
       await cdp.send("Profiler.setSamplingInterval", { interval: 250 });
       await cdp.send("Profiler.start");
     }
+    if (env.BENCH_TRACE) {
+      const categories = ["devtools.timeline", "disabled-by-default-devtools.timeline", "blink.user_timing"];
+      await browser.startTracing(page, { path: env.BENCH_TRACE, categories });
+    }
     await chat.locator("#input").press("Enter");
     await page.locator(EDITOR_LINES).click();
     let done = false;
@@ -251,6 +341,9 @@ async function main() {
     if (cdp) {
       const { profile } = await cdp.send("Profiler.stop");
       writeFileSync(env.BENCH_PROFILE, JSON.stringify(profile));
+    }
+    if (env.BENCH_TRACE) {
+      await browser.stopTracing();
     }
     const r = await chat.evaluate(() => window.__bench);
     const keys = await keyFigures(page, due, offset, before);
