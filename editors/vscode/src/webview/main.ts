@@ -1,6 +1,6 @@
 // The chat view's script (runs in the webview, a browser context). It keeps its own copy of
 // the session through the same reducer as the extension host, renders with ./render and
-// patches only the entries that changed, at most once per animation frame.
+// patches only the entries that changed, when ./redraw says.
 
 import type { HostToWebview, PendingPermission, PromptContext, WebviewToHost } from "../model/messages";
 import { applySessionUpdate, applyStatus, applyTerminalOutput, type ChatSession } from "../model/sessionModel";
@@ -25,6 +25,7 @@ import {
   toolCallsShowingTerminal,
   type RenderContext,
 } from "./render";
+import { Redraw } from "./redraw";
 import { ScrollFollow } from "./scrollFollow";
 import { TimelineView } from "./timelineView";
 
@@ -102,39 +103,12 @@ const attachments = new AttachmentsView(ui.input, $("mentions"), $("attachments"
 
 // -- rendering ----------------------------------------------------------------------------------
 
-const dirty = new Set<string>();
-let scheduled = false;
-let lastFlush = -Infinity;
-/** About one animation frame (ms). */
-const FRAME_MS = 16;
-
-/** Mark parts to redraw. After a quiet frame they are drawn as soon as the message that
- * changed them is handled (a microtask: every message of a batch first), so the last text of
- * a turn does not wait for an animation frame; what changes within a frame of a redraw waits
- * for the next frame, so a stream is drawn at most once a frame. */
-function invalidate(keys: Iterable<string>): void {
-  for (const key of keys) {
-    dirty.add(key);
-  }
-  if (scheduled) {
-    return;
-  }
-  scheduled = true;
-  if (performance.now() - lastFlush >= FRAME_MS) {
-    queueMicrotask(flush);
-  } else {
-    requestAnimationFrame(flush);
-  }
-}
-
+const redraw = new Redraw(draw, () => session !== null && isBusy(session.status));
+const invalidate = (keys: Iterable<string>): void => redraw.invalidate(keys);
 const scroll = new ScrollFollow();
 
-function flush(): void {
-  scheduled = false;
-  lastFlush = performance.now();
+function draw(keys: Set<string>): void {
   const stick = scroll.following;
-  const keys = new Set(dirty);
-  dirty.clear();
   const entries = [...keys].filter((k) => k.startsWith("m:") || k.startsWith("t:"));
   if (keys.has("all")) {
     timeline.rebuild();

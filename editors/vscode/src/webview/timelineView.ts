@@ -127,10 +127,16 @@ export class TimelineView {
     const count = this.source.count();
     const added = new Set<string>();
     if (count > this.end) {
-      for (let i = this.end; i < count; i++) {
+      // Entries that the trim below would drop at once are not rendered at all.
+      const from = following ? Math.max(this.end, trimmedStart(this.first, count, this.limits)) : this.end;
+      if (from > this.end) {
+        this.drop(this.end);
+        this.first = this.end = from;
+      }
+      for (let i = from; i < count; i++) {
         added.add(this.source.key(i));
       }
-      this.root.appendChild(this.fragment(this.end, count));
+      this.root.appendChild(this.fragment(from, count));
       this.end = count;
     }
     for (const key of changed) {
@@ -139,15 +145,19 @@ export class TimelineView {
       }
     }
     if (following) {
-      const first = trimmedStart(this.first, this.end, this.limits);
-      for (let i = this.first; i < first; i++) {
-        const key = this.source.key(i);
-        this.shown.get(key)?.el.remove();
-        this.shown.delete(key);
-      }
-      this.first = first;
+      this.drop(trimmedStart(this.first, this.end, this.limits));
     }
     this.updateEarlier();
+  }
+
+  /** Remove the entries shown before `first` from the DOM. */
+  private drop(first: number): void {
+    for (let i = this.first; i < first; i++) {
+      const key = this.source.key(i);
+      this.shown.get(key)?.el.remove();
+      this.shown.delete(key);
+    }
+    this.first = Math.max(this.first, first);
   }
 
   /** Render entries above the first shown, keeping what is on screen where it is. */
