@@ -6,6 +6,8 @@
 // calls would otherwise restyle, lay out and paint the chat at every frame, in the renderer
 // it shares with the editor the user types into (in VS Code for the web, code-server).
 
+import type { Clock } from "../throttle";
+
 /** About one animation frame (ms). */
 export const FRAME_MS = 16;
 /** How often tool calls alone are redrawn while a turn runs (ms). */
@@ -21,16 +23,31 @@ export function onlyTools(keys: Iterable<string>): boolean {
   return true;
 }
 
+/** What Redraw waits on: the page's by default, a hand-moved one in the unit tests. */
+export interface RedrawClock extends Clock {
+  frame(fn: () => void): void;
+  microtask(fn: () => void): void;
+}
+
+const pageClock: RedrawClock = {
+  now: () => performance.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  frame: (fn) => requestAnimationFrame(() => fn()),
+  microtask: (fn) => queueMicrotask(fn),
+};
+
 export class Redraw {
   private readonly dirty = new Set<string>();
   /** A draw is queued: soon (microtask or frame), or later (the tool calls' timer). */
   private queued: "soon" | "later" | null = null;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Which tool-calls timer is current: one overtaken by a sooner draw does nothing. */
+  private timer = 0;
   private last = -Infinity;
 
   constructor(
     private readonly draw: (keys: Set<string>) => void,
     private readonly busy: () => boolean,
+    private readonly clock: RedrawClock = pageClock,
   ) {}
 
   /** Mark parts to redraw (see the top of this file for when). */
@@ -41,11 +58,16 @@ export class Redraw {
     if (this.queued === "soon") {
       return;
     }
-    const since = performance.now() - this.last;
+    const since = this.clock.now() - this.last;
     if (since < TOOLS_MS && this.busy() && onlyTools(this.dirty)) {
       if (this.queued === null) {
         this.queued = "later";
-        this.timer = setTimeout(() => this.soon(true), TOOLS_MS - since);
+        const id = ++this.timer;
+        this.clock.setTimeout(() => {
+          if (id === this.timer && this.queued === "later") {
+            this.soon(true);
+          }
+        }, TOOLS_MS - since);
       }
       return;
     }
@@ -53,18 +75,18 @@ export class Redraw {
   }
 
   private soon(inFrame: boolean): void {
-    clearTimeout(this.timer);
+    this.timer++;
     this.queued = "soon";
     if (inFrame) {
-      requestAnimationFrame(() => this.flush());
+      this.clock.frame(() => this.flush());
     } else {
-      queueMicrotask(() => this.flush());
+      this.clock.microtask(() => this.flush());
     }
   }
 
   private flush(): void {
     this.queued = null;
-    this.last = performance.now();
+    this.last = this.clock.now();
     const keys = new Set(this.dirty);
     this.dirty.clear();
     this.draw(keys);
