@@ -6,6 +6,7 @@ local transcript = require('acp_lsp.transcript')
 local M = {}
 
 M.content_text = transcript.content_text
+M.message_text = transcript.message_text
 M.mode_from_options = transcript.mode_from_options
 
 ---@type table<string, acp_lsp.Session>

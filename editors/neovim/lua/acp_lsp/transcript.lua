@@ -39,6 +39,20 @@ function M.add_block(session, block)
   return #session.blocks
 end
 
+--- The whole text of a message block. Streamed chunks wait in `block.rest` and are joined
+--- here, when the whole text is asked for (a re-render, `gy`): joining at every chunk would
+--- copy the whole message each time (2 MB for the last notification of a 1 MiB answer).
+---@param block table
+---@return string
+function M.message_text(block)
+  local rest = block.rest
+  if rest then
+    table.insert(rest, 1, block.text)
+    block.text, block.rest = table.concat(rest), nil
+  end
+  return block.text
+end
+
 --- Append message text; a chunk continues the last block when role and message id agree.
 local function add_chunk(session, role, content, message_id)
   local text = M.content_text(content)
@@ -50,7 +64,8 @@ local function add_chunk(session, role, content, message_id)
     and (message_id == nil or last.message_id == nil or last.message_id == message_id)
   then
     last.message_id = last.message_id or message_id
-    last.text = last.text .. text
+    last.rest = last.rest or {}
+    table.insert(last.rest, text)
     return { type = 'append', index = #session.blocks, text = text }
   end
   local index = M.add_block(session, { type = 'message', role = role, message_id = message_id, text = text })

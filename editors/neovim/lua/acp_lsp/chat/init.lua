@@ -219,7 +219,7 @@ function M.item_text(win)
     return nil
   end
   if block.type == 'message' then
-    return block.text
+    return sessions.message_text(block)
   end
   local view = M.views[item.session.id]
   local first = view.starts[item.block]

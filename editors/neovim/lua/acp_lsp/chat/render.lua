@@ -282,7 +282,7 @@ function M.block(session, block, last)
     elseif block.role == 'thought' then
       add(out, M.THOUGHT_HEADER, 'Comment')
     end
-    local lines = M.pieces(block.text)
+    local lines = M.pieces(sessions.message_text(block))
     while not last and #lines > 1 and lines[#lines] == '' do
       table.remove(lines)
     end
