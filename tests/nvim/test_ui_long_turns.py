@@ -71,6 +71,18 @@ def test_a_long_answer_without_newlines_shows_whole_and_yanks_as_sent(editor: Ed
     assert editor.lua("return T.chat_lines()") == lines
 
 
+def test_an_answer_starting_with_a_long_paragraph_is_in_long_line_mode_before_it_shows(
+    editor: Editor,
+) -> None:
+    """The first chunk of the answer (a new block) is already a long paragraph: highlighting is
+    off before it is in the buffer, so the markdown parser never sees it."""
+    load(editor, EMPTY)
+    win = editor.lua("return T.chat_win()")
+    update(editor, 4, chunk("agent_message_chunk", "lorem ipsum " * 3000))  # 36,000 bytes
+    assert editor.lua("return vim.wo[...].linebreak", win) is False
+    assert editor.lua("return vim.treesitter.highlighter.active[T.view().buf] == nil") is True
+
+
 def test_the_chat_follows_only_while_the_cursor_is_at_the_end(editor: Editor) -> None:
     load(editor, EMPTY)
     update(editor, 4, chunk("agent_message_chunk", "one\ntwo\nthree\n"))

@@ -9,6 +9,17 @@ function M.last_len(buf)
   return math.max(0, len - 1) -- the final line's EOL (the chat is a scratch buffer)
 end
 
+--- Bytes of `text` after its last newline; nil without one.
+---@param text string
+---@return integer?
+function M.after_newline(text)
+  local nl, at = nil, text:find('\n', 1, true)
+  while at do
+    nl, at = at, text:find('\n', at + 1, true)
+  end
+  return nl and #text - nl
+end
+
 --- A line this long makes wrapping with 'linebreak' and markdown highlighting cost O(line) per
 --- redraw and per cursor move, and a paragraph this long (cut into lines by render.pieces) makes
 --- markdown highlighting re-parse it whole at each redraw while it streams: the chat turns both

@@ -23,15 +23,19 @@ local ns = vim.api.nvim_create_namespace('acp_lsp.chat')
 ---@type table<string, acp_lsp.ChatView>
 M.views = {}
 
-local function set_text(view, fn)
+--- A change of the chat buffer. `para`: bytes of the paragraph left streaming at the end (nil:
+--- count from the last line); a long one turns long-line mode on before the change, so
+--- highlighting never parses it.
+local function set_text(view, para, fn)
   local buf = view.buf
   local at_end = {}
   local count = vim.api.nvim_buf_line_count(buf)
   for _, win in ipairs(vim.fn.win_findbuf(buf)) do
     at_end[win] = vim.api.nvim_win_get_cursor(win)[1] >= count or (view.follow or {})[win] ~= nil
   end
+  view.para = para
+  tail.check_long(view)
   vim.bo[buf].modifiable = true
-  view.para = nil -- render_append's fn counts it again
   local ok, err = pcall(fn)
   vim.bo[buf].modifiable = false
   local rows = {}
@@ -61,6 +65,15 @@ local function apply_hls(buf, first_row, rendered)
   end
 end
 
+--- Bytes of the paragraph the chat ends with, when its last block is a message.
+local function end_para(session)
+  local block = session.blocks[#session.blocks]
+  if block and block.type == 'message' then
+    local text = sessions.message_text(block)
+    return tail.after_newline(text) or #text
+  end
+end
+
 --- Last row (exclusive) of block i: the separator line before the next block, or the end.
 local function block_end(view, i)
   local nxt = view.starts[i + 1]
@@ -85,7 +98,7 @@ function M.render_all(session, view)
     vim.list_extend(lines, r.lines)
   end
   view.starts, view.sections = starts, sections
-  set_text(view, function()
+  set_text(view, end_para(session), function()
     vim.api.nvim_buf_clear_namespace(view.buf, ns, 0, -1)
     vim.api.nvim_buf_set_lines(view.buf, 0, -1, false, lines)
     apply_hls(view.buf, 0, { hls = hls })
@@ -98,7 +111,7 @@ local function render_new_block(session, view, index)
   end
   local r = render.block(session, session.blocks[index], true)
   view.sections[index] = r.sections
-  set_text(view, function()
+  set_text(view, end_para(session), function()
     local count = vim.api.nvim_buf_line_count(view.buf)
     -- The previous block is final now: drop the blank lines its text ended with.
     local prev_start = view.starts[index - 1]
@@ -140,7 +153,7 @@ local function render_tail(session, view, first)
     view.sections[i] = r.sections
     vim.list_extend(lines, r.lines)
   end
-  set_text(view, function()
+  set_text(view, end_para(session), function()
     local count = vim.api.nvim_buf_line_count(view.buf)
     local prev_start = view.starts[first - 1]
     while prev_start and count - 1 > prev_start do
@@ -166,7 +179,7 @@ local function render_block(session, view, index)
   local r = render.block(session, session.blocks[index], index == #session.blocks)
   view.sections[index] = r.sections
   local s, e = view.starts[index], block_end(view, index)
-  set_text(view, function()
+  set_text(view, index == #session.blocks and end_para(session) or view.para, function()
     vim.api.nvim_buf_clear_namespace(view.buf, ns, s, e)
     vim.api.nvim_buf_set_lines(view.buf, s, e, false, r.lines)
     apply_hls(view.buf, s, r)
@@ -184,18 +197,11 @@ local function render_append(session, view, index, text)
   end
   local block = session.blocks[index]
   local len = tail.last_len(view.buf)
-  local nl, at = nil, text:find('\n', 1, true)
-  while at do
-    nl, at = at, text:find('\n', at + 1, true)
-  end
-  local para = nl and #text - nl or (view.para or len) + #text
-  view.para = para
-  tail.check_long(view) -- before the change: highlighting never parses the long paragraph
-  set_text(view, function()
+  local para = tail.after_newline(text) or (view.para or len) + #text
+  set_text(view, para, function()
     local last = vim.api.nvim_buf_line_count(view.buf) - 1
     -- Long paragraphs are cut into several lines, as render.block cuts them.
     local parts = render.pieces(text, len)
-    view.para = para
     vim.api.nvim_buf_set_text(view.buf, last, len, last, len, parts)
     if block.role == 'thought' and #parts > 1 then
       for row = last + 1, last + #parts - 1 do
