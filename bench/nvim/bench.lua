@@ -84,16 +84,22 @@ function B.start(prompt, marker, tail, key_every_ms)
   B.done, B.r = false, {}
   local r = B.r
   local stop_typing
+  local function at_end(win)
+    local n = vim.api.nvim_buf_line_count(view.buf)
+    local len = vim.api.nvim_buf_get_offset(view.buf, n) - vim.api.nvim_buf_get_offset(view.buf, n - 1) - 1
+    local cursor = vim.api.nvim_win_get_cursor(win)
+    return cursor[1] == n and cursor[2] >= len - 1
+  end
   local function visible()
-    -- The text is in the buffer; the chat's cursor follows the end on the next loop turn
-    -- (scheduled by the view, after this callback), then a redraw puts it on screen.
+    -- The text is in the buffer (this runs inside the change). Once the plugin's handler has
+    -- returned and the chat's cursor has followed the end (at once, or a loop turn later where
+    -- the plugin defers it: looked at once per loop turn), a redraw puts it on screen.
     local function shown()
       r.shown_ms = ms(hr() - r.t0)
       vim.cmd('redraw')
       r.redraw_ms = ms(hr() - r.t0) - r.shown_ms
       local win = vim.fn.bufwinid(view.buf)
-      local n = vim.api.nvim_buf_line_count(view.buf)
-      r.cursor_at_end = win ~= -1 and vim.api.nvim_win_get_cursor(win)[1] == n
+      r.cursor_at_end = win ~= -1 and at_end(win)
       r.visible_ms = ms(hr() - r.t0)
       r.chat_lines = vim.api.nvim_buf_line_count(view.buf)
       r.chat_bytes = vim.api.nvim_buf_get_offset(view.buf, r.chat_lines)
@@ -111,9 +117,16 @@ function B.start(prompt, marker, tail, key_every_ms)
         B.done = true
       end)
     end
-    vim.schedule(function()
-      vim.schedule(shown)
-    end)
+    local win, turns = vim.fn.bufwinid(view.buf), 0
+    local function followed()
+      turns = turns + 1
+      if win == -1 or turns >= 5 or at_end(win) then
+        r.follow_turns = turns
+        return shown()
+      end
+      vim.schedule(followed)
+    end
+    vim.schedule(followed)
   end
   if marker then
     vim.api.nvim_buf_attach(view.buf, false, {

@@ -1,5 +1,5 @@
---- The end of a chat transcript under a long turn: cursors that were at the end follow it (once
---- per loop turn), and a very long line switches the chat to long-line mode.
+--- The end of a chat transcript under a long turn: cursors that were at the end follow it, and
+--- a very long line switches the chat to long-line mode.
 local M = {}
 
 --- Byte length of the buffer's last line, without reading the line (it may be megabytes).
@@ -37,8 +37,26 @@ function M.check_long(view)
   end
 end
 
---- Windows that were at the end before a change go to the new end, once per loop turn (a
---- flood of notifications moves each cursor once), unless the user moved it meanwhile.
+--- Windows (win -> row) whose cursor is still at that row go to the end of the last line
+--- (with a wrapped long line, its last text is what shows).
+local function move(view, rows)
+  if not vim.api.nvim_buf_is_valid(view.buf) then
+    return
+  end
+  local last, len = vim.api.nvim_buf_line_count(view.buf), M.last_len(view.buf)
+  for win, row in pairs(rows) do
+    if
+      vim.api.nvim_win_is_valid(win)
+      and vim.api.nvim_win_get_buf(win) == view.buf
+      and vim.api.nvim_win_get_cursor(win)[1] == row
+    then
+      pcall(vim.api.nvim_win_set_cursor, win, { last, len })
+    end
+  end
+end
+
+--- Windows that were at the end before a change go to the new end: at the end of the
+--- notification (M.follow_now), else once per loop turn, unless the user moved it meanwhile.
 function M.follow_end(view, rows)
   view.follow = view.follow or {}
   for win, row in pairs(rows) do
@@ -52,21 +70,20 @@ function M.follow_end(view, rows)
     view.follow_scheduled = false
     local wins = view.follow
     view.follow = {}
-    if not vim.api.nvim_buf_is_valid(view.buf) then
-      return
-    end
-    local last = vim.api.nvim_buf_line_count(view.buf)
-    for win, row in pairs(wins) do
-      if
-        vim.api.nvim_win_is_valid(win)
-        and vim.api.nvim_win_get_buf(win) == view.buf
-        and vim.api.nvim_win_get_cursor(win)[1] == row
-      then
-        -- The end of the last line: with a wrapped long line, its last text is what shows.
-        pcall(vim.api.nvim_win_set_cursor, win, { last, M.last_len(view.buf) })
-      end
-    end
+    move(view, wins)
   end)
+end
+
+--- After a notification's changes: the windows waiting to follow go to the end now, once,
+--- while the last line is short (a deferred move costs the chat a loop turn before its text
+--- shows). A long last line (a terminal's progress output, say) makes a move O(line): that
+--- waits for the loop turn, so a flood of notifications moves each cursor once.
+function M.follow_now(view)
+  if view.follow and next(view.follow) and M.last_len(view.buf) <= LONG_LINE then
+    local wins = view.follow
+    view.follow = {}
+    move(view, wins)
+  end
 end
 
 return M

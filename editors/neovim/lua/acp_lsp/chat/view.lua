@@ -282,6 +282,7 @@ local function on_change(session, event)
   else
     M.apply(session, view, event)
   end
+  tail.follow_now(view)
   update_winbar(session, view)
 end
 
