@@ -83,6 +83,32 @@ def test_an_answer_starting_with_a_long_paragraph_is_in_long_line_mode_before_it
     assert editor.lua("return vim.treesitter.highlighter.active[T.view().buf] == nil") is True
 
 
+def test_the_cursor_follows_within_the_notification_and_the_collector_runs_after(
+    editor: Editor,
+) -> None:
+    """A large append moves the chat's cursor to the end before the handler returns (no loop
+    turn in between), and leaves Lua's garbage collector running as it found it."""
+    load(editor, EMPTY)
+    big = "word " * 20_000 + "end"  # 100,003 bytes: appended with the collector paused
+    update(editor, 4, chunk("agent_message_chunk", "start\n"))
+    params = {"sessionId": "s1", "seq": 5, "updates": [chunk("agent_message_chunk", big)]}
+    cursor = editor.lua(  # in the same Lua call as the handler: no loop turn in between
+        "require('acp_lsp.handlers').session_update(nil, vim.json.decode(...), {}) " + CURSOR,
+        json.dumps(params),
+    )
+    lines = editor.lua("return T.chat_lines()")
+    assert cursor[0] == len(lines) and cursor[1] >= len(lines[-1]) - 1
+    assert "".join(lines[1:]) == big
+    assert editor.lua("return collectgarbage('isrunning')") is True
+    editor.lua("collectgarbage('stop')")  # stopped by someone else: stays stopped
+    update(editor, 6, chunk("agent_message_chunk", big))
+    assert editor.lua("local r = collectgarbage('isrunning') collectgarbage('restart') return r") is False
+    editor.lua("vim.api.nvim_set_current_win(T.chat_win())")
+    editor.nvim.input("gy")
+    editor.poll("vim.fn.getreg('\"') ~= ''")
+    assert editor.lua("return vim.fn.getreg('\"')") == "start\n" + big + big
+
+
 def test_the_chat_follows_only_while_the_cursor_is_at_the_end(editor: Editor) -> None:
     load(editor, EMPTY)
     update(editor, 4, chunk("agent_message_chunk", "one\ntwo\nthree\n"))

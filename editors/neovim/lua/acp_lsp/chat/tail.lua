@@ -1,5 +1,6 @@
---- The end of a chat transcript under a long turn: cursors that were at the end follow it, and
---- a very long line switches the chat to long-line mode.
+--- The end of a chat transcript under a long turn: cursors that were at the end follow it, a
+--- very long line switches the chat to long-line mode, a large append runs without the garbage
+--- collector.
 local M = {}
 
 --- Byte length of the buffer's last line, without reading the line (it may be megabytes).
@@ -18,6 +19,25 @@ function M.after_newline(text)
     nl, at = at, text:find('\n', at + 1, true)
   end
   return nl and #text - nl
+end
+
+--- An append this large (bytes) is cut into lines with the garbage collector paused.
+M.BIG = 64 * 1024
+
+--- Runs fn with Lua's garbage collector paused; it resumes at its own pace afterwards. For a
+--- large notification: decoding it (Neovim's LSP client) leaves megabytes of garbage, and the
+--- lines cut from it would make the collector finish its cycle right inside the append, before
+--- the text shows (about 1 ms of a 1 MiB answer's 2 ms here, measured).
+function M.gc_paused(fn)
+  if not collectgarbage('isrunning') then
+    return fn() -- paused by someone else: theirs to restart
+  end
+  collectgarbage('stop')
+  local ok, err = pcall(fn)
+  collectgarbage('restart')
+  if not ok then
+    error(err, 0)
+  end
 end
 
 --- A line this long makes wrapping with 'linebreak' and markdown highlighting cost O(line) per

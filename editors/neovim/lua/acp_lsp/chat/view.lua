@@ -198,17 +198,23 @@ local function render_append(session, view, index, text)
   local block = session.blocks[index]
   local len = tail.last_len(view.buf)
   local para = tail.after_newline(text) or (view.para or len) + #text
-  set_text(view, para, function()
-    local last = vim.api.nvim_buf_line_count(view.buf) - 1
-    -- Long paragraphs are cut into several lines, as render.block cuts them.
-    local parts = render.pieces(text, len)
-    vim.api.nvim_buf_set_text(view.buf, last, len, last, len, parts)
-    if block.role == 'thought' and #parts > 1 then
-      for row = last + 1, last + #parts - 1 do
-        vim.api.nvim_buf_set_extmark(view.buf, ns, row, 0, { line_hl_group = 'Comment' })
+  local function append()
+    set_text(view, para, function()
+      local last = vim.api.nvim_buf_line_count(view.buf) - 1
+      -- Long paragraphs are cut into several lines, as render.block cuts them.
+      local parts = render.pieces(text, len)
+      vim.api.nvim_buf_set_text(view.buf, last, len, last, len, parts)
+      if block.role == 'thought' and #parts > 1 then
+        for row = last + 1, last + #parts - 1 do
+          vim.api.nvim_buf_set_extmark(view.buf, ns, row, 0, { line_hl_group = 'Comment' })
+        end
       end
-    end
-  end)
+    end)
+  end
+  if #text < tail.BIG then
+    return append()
+  end
+  tail.gc_paused(append)
 end
 
 local function update_winbar(session, view)
