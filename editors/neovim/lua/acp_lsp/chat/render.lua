@@ -46,8 +46,15 @@ function M.pieces(text, col)
   local out = {}
   for i, line in ipairs(split(text)) do
     local at, s = i == 1 and (col or 0) or 0, 1 -- bytes on the current line, start of the rest
+    -- The next space found (false: none left): a search that ran past the hard cut is reused
+    -- by the next cuts, so a line with few spaces is scanned once, not once per cut.
+    local space = nil
     while at + #line - s + 1 >= M.PIECE do
-      local cut = line:find(' ', s + math.max(0, M.PIECE - at - 1), true)
+      local from = s + math.max(0, M.PIECE - at - 1)
+      if space == nil or (space and space < from) then
+        space = line:find(' ', from, true) or false
+      end
+      local cut = space or nil
       if not cut or at + cut - s + 1 > M.HARD then
         if at + #line - s + 1 <= M.HARD then
           break
