@@ -236,7 +236,7 @@ async function ui() {
   check("a listed session loads into the chat", true);
   await sessionManagement(page, chat);
   const tab = await chatTabs(page, chat);
-  await longTurn(chat);
+  await longTurn(page, chat);
   await tabsAfterReload(page, tab);
   check("the chat webview logged no CSP violation or script error", webviewErrors.length === 0, webviewErrors.join("\n"));
   return checks.every((c) => c.ok) ? 0 : 1;
@@ -244,11 +244,16 @@ async function ui() {
 
 /** A turn longer than the chat keeps in its DOM (the flood agent: 300 messages, 300 tool
  * calls): its end is shown, and scrolling up brings back every entry, the first ones too. */
-async function longTurn(chat) {
+async function longTurn(page, chat) {
   const entries = "601"; // the prompt, then 600 items
   await chat.locator("#agent").selectOption("flood");
   await chat.locator("#new").click();
-  await poll(async () => (await chat.locator("#timeline .entry").count()) === 0, "an empty flood session");
+  // The chat before may be empty too: wait for the new session itself (the status bar names
+  // the session of the chat last used, this one), or the prompt goes to the one before.
+  await poll(
+    async () => (await statusbarText(page)).includes("(flood)") && (await chat.locator("#timeline .entry").count()) === 0,
+    "an empty flood session",
+  );
   await chat.locator("#input").fill("history 600");
   await chat.locator("#input").press("Enter");
   await poll(
