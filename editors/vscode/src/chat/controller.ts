@@ -17,7 +17,7 @@ import type { SessionStore } from "../sessions";
 import { readSettings } from "../vscodeSettings";
 import { openLocation } from "./openLocation";
 import { PromptAttachments, type PromptTarget } from "./attachments";
-import { offerAuthentication } from "./signIn";
+import { promptSigningIn } from "./signIn";
 import type { EditorContextTracker } from "./editorContext";
 import { activeSessionTarget, type ChatTarget } from "./target";
 
@@ -27,6 +27,9 @@ export class ChatController implements vscode.Disposable {
   private selectedAgent: string | undefined;
   private includeContext = readSettings().includeActiveFile;
   private readonly disposables: vscode.Disposable[] = [];
+  /** A session being started, forked or loaded into this chat: a prompt sent meanwhile waits
+   * for it and goes there, not to the session the chat showed before. */
+  private switching: Promise<unknown> | undefined;
   private readonly turnEmitter = new vscode.EventEmitter<{ sessionId: string; result?: protocol.PromptResult; error?: unknown }>();
   /** Fires when a turn started from the chat ends (for tests and the status bar). */
   readonly onDidFinishTurn = this.turnEmitter.event;
@@ -178,7 +181,7 @@ export class ChatController implements vscode.Disposable {
         this.send({ type: "sessions", sessions: (await this.store.listSessions()).sessions });
         break;
       case "loadSession":
-        this.show((await this.store.openSession(message, !this.target.pinned)).sessionId);
+        await this.switchTo(() => this.store.openSession(message, !this.target.pinned));
         break;
       case "switchSession":
         this.show(message.sessionId);
@@ -285,9 +288,23 @@ export class ChatController implements vscode.Disposable {
    * shows it alone and the side bar stays on its session. */
   async newSession(agent?: string): Promise<ChatSession> {
     const name = agent ?? this.selectedAgent ?? (readSettings().defaultAgent || undefined);
-    const session = await this.store.newSession(name, !this.target.pinned);
-    this.show(session.sessionId);
-    return session;
+    return this.switchTo(() => this.store.newSession(name, !this.target.pinned));
+  }
+
+  /** Show the session `open` gives, as this chat's `switching` until it is shown. */
+  private async switchTo(open: () => Promise<ChatSession>): Promise<ChatSession> {
+    const work = open().then((session) => {
+      this.show(session.sessionId);
+      return session;
+    });
+    this.switching = work;
+    try {
+      return await work;
+    } finally {
+      if (this.switching === work) {
+        this.switching = undefined;
+      }
+    }
   }
 
   /** A fork of this chat's session, shown in this chat (as a new session is). */
@@ -296,19 +313,17 @@ export class ChatController implements vscode.Disposable {
     if (!session) {
       throw new Error("No session in the chat to fork.");
     }
-    const forked = await this.store.forkSession(session.sessionId, !this.target.pinned);
-    this.show(forked.sessionId);
-    return forked;
+    return this.switchTo(() => this.store.forkSession(session.sessionId, !this.target.pinned));
   }
 
   /** Send a prompt in this chat's session (starting one if needed); resolves when the turn ends. */
   async sendPrompt(text: string): Promise<protocol.PromptResult | undefined> {
+    await this.switching?.catch(() => undefined); // its own caller reports a failure
     let session = this.session();
     if (session?.status === "stored") {
       // A tab restored after the server restarted: its session resumes under the same id.
       const { agent, sessionId } = session;
-      session = await this.store.openSession({ agent, sessionId, live: false }, !this.target.pinned);
-      this.show(session.sessionId);
+      session = await this.switchTo(() => this.store.openSession({ agent, sessionId, live: false }, !this.target.pinned));
     }
     if (!session || session.status === "closed" || session.status === "failed") {
       session = await this.newSession();
@@ -325,25 +340,19 @@ export class ChatController implements vscode.Disposable {
     const attached = this.attachments.take();
     const blocks = buildPrompt(text, this.editors.editorContext(), this.includeContext, attached.items.map((a) => a.block));
     const sessionId = session.sessionId;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const result = await this.store.prompt(sessionId, blocks);
-        this.turnEmitter.fire({ sessionId, result });
-        return result;
-      } catch (error) {
-        const authRequired = error instanceof ResponseError && error.code === protocol.ErrorCodes.authRequired;
-        if (!authRequired || attempt > 1) {
-          attached.restore();
-          this.turnEmitter.fire({ sessionId, error });
-          throw error;
-        }
-        // Signed in without a terminal step: send the same prompt again, once.
-        if (!(await offerAuthentication(this.store, session.agent, error.data))) {
-          attached.restore();
-          this.turnEmitter.fire({ sessionId, error });
-          return undefined;
-        }
+    try {
+      const sent = await promptSigningIn(this.store, session, blocks);
+      if ("declined" in sent) {
+        attached.restore();
+        this.turnEmitter.fire({ sessionId, error: sent.declined });
+        return undefined;
       }
+      this.turnEmitter.fire({ sessionId, result: sent.result });
+      return sent.result;
+    } catch (error) {
+      attached.restore();
+      this.turnEmitter.fire({ sessionId, error });
+      throw error;
     }
   }
 

@@ -2,8 +2,29 @@
 // acp/authenticate method, or the env setting for an API key (secrets never pass through acp-lsp).
 
 import * as vscode from "vscode";
-import type * as protocol from "../protocol";
+import { ResponseError } from "vscode-languageclient/node";
+import * as protocol from "../protocol";
 import type { SessionStore } from "../sessions";
+
+/** acp/prompt; when the agent asks for a sign-in first, offer it and send the same prompt once
+ * more. Throws what the prompt threw; `declined` (the agent's error) when the user did not sign in. */
+export async function promptSigningIn(
+  store: SessionStore,
+  session: { sessionId: string; agent: string },
+  blocks: protocol.ContentBlock[],
+): Promise<{ result: protocol.PromptResult } | { declined: ResponseError<unknown> }> {
+  try {
+    return { result: await store.prompt(session.sessionId, blocks) };
+  } catch (error) {
+    if (!(error instanceof ResponseError) || error.code !== protocol.ErrorCodes.authRequired) {
+      throw error;
+    }
+    if (!(await offerAuthentication(store, session.agent, error.data))) {
+      return { declined: error };
+    }
+    return { result: await store.prompt(session.sessionId, blocks) };
+  }
+}
 
 /** Ask the user to sign in; true when done here (the prompt can be retried at once). */
 export async function offerAuthentication(store: SessionStore, agent: string, data: unknown): Promise<boolean> {

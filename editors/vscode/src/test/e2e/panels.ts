@@ -365,3 +365,26 @@ test("the status bar shows the session of the chat last used: a focused tab's, t
   await waitFor(() => a.statusBar.text.includes("Status in the side bar"), `the side bar's session again (${a.statusBar.text})`);
   await closeAllEditors();
 }, 60_000);
+
+test("a prompt sent while the chat's new session is starting goes to the new session, in the side bar and in a tab", async () => {
+  const a = await api();
+  await closeAllEditors();
+  const words = "/help sent while starting";
+  const before = await freshSession(a);
+  const tab = await openTab((await a.chat.newSession()).sessionId);
+  const tabBefore = tab.sessionId;
+  for (const chat of [a.chat, tab.controller]) {
+    // The "+" then Enter at once: the webview's two messages, neither waiting for the other.
+    await Promise.all([chat.handle({ type: "newSession" }), chat.handle({ type: "prompt", text: words, includeContext: false })]);
+  }
+  const sideBarNow = a.chat.session();
+  assert(sideBarNow && sideBarNow.sessionId !== before.sessionId, "the side bar shows its new session");
+  assert(tab.sessionId !== tabBefore, "the tab shows its new session");
+  for (const [label, sessionId] of [["side bar", sideBarNow.sessionId], ["tab", tab.sessionId]] as const) {
+    assert(userText(current(a, sessionId)).includes("sent while starting"), `the ${label}'s new session got the prompt`);
+  }
+  for (const [label, sessionId] of [["side bar", before.sessionId], ["tab", tabBefore]] as const) {
+    assert(!userText(current(a, sessionId)).includes("sent while starting"), `the ${label}'s session before did not get it`);
+  }
+  await closeAllEditors();
+}, 60_000);
