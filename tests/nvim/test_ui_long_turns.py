@@ -100,9 +100,18 @@ def test_the_cursor_follows_within_the_notification_and_the_collector_runs_after
     assert cursor[0] == len(lines) and cursor[1] >= len(lines[-1]) - 1
     assert "".join(lines[1:]) == big
     assert editor.lua("return collectgarbage('isrunning')") is True
+    # an append that fails still leaves the collector running, and the error is not swallowed
+    failed = editor.lua(
+        "local ok, err = pcall(require('acp_lsp.chat.tail').gc_paused, function() error('boom') end)"
+        " return { ok, tostring(err), collectgarbage('isrunning') }"
+    )
+    assert failed[0] is False and failed[1].endswith("boom") and failed[2] is True
     editor.lua("collectgarbage('stop')")  # stopped by someone else: stays stopped
     update(editor, 6, chunk("agent_message_chunk", big))
-    assert editor.lua("local r = collectgarbage('isrunning') collectgarbage('restart') return r") is False
+    assert (
+        editor.lua("local r = collectgarbage('isrunning') collectgarbage('restart') return r")
+        is False
+    )
     editor.lua("vim.api.nvim_set_current_win(T.chat_win())")
     editor.nvim.input("gy")
     editor.poll("vim.fn.getreg('\"') ~= ''")
