@@ -17,6 +17,7 @@ import type { SessionStore } from "../sessions";
 import { readSettings } from "../vscodeSettings";
 import { openLocation } from "./openLocation";
 import { PromptAttachments, type PromptTarget } from "./attachments";
+import { PendingSwitch } from "./pendingSwitch";
 import { promptSigningIn } from "./signIn";
 import type { EditorContextTracker } from "./editorContext";
 import { activeSessionTarget, type ChatTarget } from "./target";
@@ -27,9 +28,8 @@ export class ChatController implements vscode.Disposable {
   private selectedAgent: string | undefined;
   private includeContext = readSettings().includeActiveFile;
   private readonly disposables: vscode.Disposable[] = [];
-  /** A session being started, forked or loaded into this chat: a prompt sent meanwhile waits
-   * for it and goes there, not to the session the chat showed before. */
-  private switching: Promise<unknown> | undefined;
+  /** A session on its way into this chat: prompts sent meanwhile wait for it. */
+  readonly pending = new PendingSwitch();
   private readonly turnEmitter = new vscode.EventEmitter<{ sessionId: string; result?: protocol.PromptResult; error?: unknown }>();
   /** Fires when a turn started from the chat ends (for tests and the status bar). */
   readonly onDidFinishTurn = this.turnEmitter.event;
@@ -291,20 +291,9 @@ export class ChatController implements vscode.Disposable {
     return this.switchTo(() => this.store.newSession(name, !this.target.pinned));
   }
 
-  /** Show the session `open` gives, as this chat's `switching` until it is shown. */
-  private async switchTo(open: () => Promise<ChatSession>): Promise<ChatSession> {
-    const work = open().then((session) => {
-      this.show(session.sessionId);
-      return session;
-    });
-    this.switching = work;
-    try {
-      return await work;
-    } finally {
-      if (this.switching === work) {
-        this.switching = undefined;
-      }
-    }
+  /** Show the session `open` gives (see PendingSwitch). */
+  private switchTo(open: () => Promise<ChatSession>): Promise<ChatSession> {
+    return this.pending.switchTo(open, (session) => this.show(session.sessionId));
   }
 
   /** A fork of this chat's session, shown in this chat (as a new session is). */
@@ -318,24 +307,17 @@ export class ChatController implements vscode.Disposable {
 
   /** Send a prompt in this chat's session (starting one if needed); resolves when the turn ends. */
   async sendPrompt(text: string): Promise<protocol.PromptResult | undefined> {
-    await this.switching?.catch(() => undefined); // its own caller reports a failure
-    let session = this.session();
-    if (session?.status === "stored") {
-      // A tab restored after the server restarted: its session resumes under the same id.
-      const { agent, sessionId } = session;
-      session = await this.switchTo(() => this.store.openSession({ agent, sessionId, live: false }, !this.target.pinned));
-    }
-    if (!session || session.status === "closed" || session.status === "failed") {
-      session = await this.newSession();
-    }
-    if (isBusy(session.status)) {
-      throw new Error("The agent is still working on the last prompt: wait, or cancel it.");
-    }
-    // Images the agent does not take stop the prompt, with the reason: never dropped.
-    const refusal = sendRefusal(session.agent, session.promptCapabilities, this.attachments.items());
-    if (refusal) {
+    let session: ChatSession;
+    try {
+      session = await this.sessionForPrompt();
+      // Images the agent does not take stop the prompt, with the reason: never dropped.
+      const refusal = sendRefusal(session.agent, session.promptCapabilities, this.attachments.items());
+      if (refusal) {
+        throw new Error(refusal);
+      }
+    } catch (error) {
       this.focusInput(text); // the webview cleared its input: give the text back
-      throw new Error(refusal);
+      throw error;
     }
     const attached = this.attachments.take();
     const blocks = buildPrompt(text, this.editors.editorContext(), this.includeContext, attached.items.map((a) => a.block));
@@ -354,6 +336,26 @@ export class ChatController implements vscode.Disposable {
       this.turnEmitter.fire({ sessionId, error });
       throw error;
     }
+  }
+
+  /** The session a prompt goes to, once a switch under way is done: resumed or started if need be. */
+  private async sessionForPrompt(): Promise<ChatSession> {
+    if (!(await this.pending.settled())) {
+      throw new Error("The prompt was not sent: the session it was for did not start.");
+    }
+    let session = this.session();
+    if (session?.status === "stored") {
+      // A tab restored after the server restarted: its session resumes under the same id.
+      const { agent, sessionId } = session;
+      session = await this.switchTo(() => this.store.openSession({ agent, sessionId, live: false }, !this.target.pinned));
+    }
+    if (!session || session.status === "closed" || session.status === "failed") {
+      session = await this.newSession();
+    }
+    if (isBusy(session.status)) {
+      throw new Error("The agent is still working on the last prompt: wait, or cancel it.");
+    }
+    return session;
   }
 
   async cancel(): Promise<void> {

@@ -101,18 +101,27 @@ export class ChatPanel implements vscode.Disposable {
 
   /** Back after a window reload: the session if the server has it running, else its stored
    * transcript (read-only until a prompt resumes it), else a closed placeholder saying so. */
-  async reopen(state: ChatTabState, store: SessionStore): Promise<void> {
-    try {
-      const session = await store.reopen(state.sessionId);
-      if (!isOpen(session)) {
-        this.target.remember({ ...session, error: { message: STORED_NOTE } });
-      }
-    } catch {
-      const gone = fromSnapshot({ sessionId: state.sessionId, agent: "", cwd: "", status: "closed", seq: 0, messages: [], toolCalls: [], timeline: [] });
-      this.target.remember({ ...gone, title: state.title, error: { message: GONE_NOTE } });
-    }
+  async reopen(state: ChatTabState, store: SessionStore, output: vscode.LogOutputChannel): Promise<void> {
+    // A prompt typed before the session is back waits for it (not a new session).
+    await this.controller.pending.settleFirst(this.readBack(state, store, output));
     this.controller.sendSession();
     this.retitle();
+  }
+
+  private async readBack(state: ChatTabState, store: SessionStore, output: vscode.LogOutputChannel): Promise<void> {
+    let shown: ChatSession | undefined;
+    try {
+      const session = await store.reopen(state.sessionId);
+      shown = isOpen(session) ? undefined : { ...session, error: { message: STORED_NOTE } };
+    } catch (error) {
+      output.warn(`chat tab restored without its session ${state.sessionId}: ${String(error)}`);
+      const gone = fromSnapshot({ sessionId: state.sessionId, agent: "", cwd: "", status: "closed", seq: 0, messages: [], toolCalls: [], timeline: [] });
+      shown = { ...gone, title: state.title, error: { message: GONE_NOTE } };
+    }
+    // Unless the user started another session in the tab meanwhile.
+    if (shown && this.target.sessionId === state.sessionId) {
+      this.target.remember(shown);
+    }
   }
 
   private retitle(): void {
@@ -189,7 +198,7 @@ export class ChatPanels implements vscode.Disposable {
           return;
         }
         // Not awaited: the tab shows at once, its session follows once the server answers.
-        void this.adopt(webviewPanel, state.sessionId).reopen(state, this.deps.store);
+        void this.adopt(webviewPanel, state.sessionId).reopen(state, this.deps.store, this.deps.output);
       },
     });
   }

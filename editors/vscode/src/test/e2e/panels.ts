@@ -386,5 +386,20 @@ test("a prompt sent while the chat's new session is starting goes to the new ses
   for (const [label, sessionId] of [["side bar", before.sessionId], ["tab", tabBefore]] as const) {
     assert(!userText(current(a, sessionId)).includes("sent while starting"), `the ${label}'s session before did not get it`);
   }
+
+  // A new session that cannot start: the prompt is not sent anywhere, its text is given back.
+  const shownBefore = tab.sessionId;
+  const seen = record(tab);
+  const lost = "kept when no session starts";
+  await Promise.all([
+    tab.controller.handle({ type: "newSession", agent: "no-such-agent" }),
+    tab.controller.handle({ type: "prompt", text: lost, includeContext: false }),
+  ]);
+  assertEqual(tab.sessionId, shownBefore, "the tab still shows its session");
+  assert(!userText(current(a, shownBefore)).includes(lost), "the session shown before did not get the prompt");
+  assert(
+    seen.some((m) => m.type === "focusInput" && m.text === lost),
+    "the prompt's text is back in the tab's input",
+  );
   await closeAllEditors();
 }, 60_000);

@@ -86,6 +86,25 @@ describe("Redraw: when the chat draws what changed", () => {
     assert.equal(draws.length, 2);
   });
 
+  test("a tool-calls wait overtaken by a draw does not cut a later wait short", () => {
+    const { clock, draws, redraw } = setup(true);
+    redraw.invalidate(["t:1"]);
+    clock.runMicrotasks();
+    clock.advance(20);
+    redraw.invalidate(["t:2"]); // waits until 100 ms after the first draw
+    redraw.invalidate(["status"]); // drawn at once, with t:2
+    clock.runMicrotasks();
+    clock.advance(10);
+    redraw.invalidate(["t:3"]); // waits until 100 ms after that draw
+    clock.advance(70); // the first wait's time: nothing is due yet
+    clock.runFrame();
+    clock.runMicrotasks();
+    assert.deepEqual(draws, [["t:1"], ["status", "t:2"]]);
+    clock.advance(20);
+    clock.runFrame();
+    assert.deepEqual(draws, [["t:1"], ["status", "t:2"], ["t:3"]]);
+  });
+
   test("with no turn running, tool calls are drawn at once", () => {
     const { clock, draws, redraw } = setup(false);
     redraw.invalidate(["t:1"]);
