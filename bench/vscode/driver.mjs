@@ -217,17 +217,15 @@ function stats(prefix, latencies) {
 function eventTimings(downs, events) {
   const byStart = new Map();
   const byId = new Map();
+  const ids = new Map();
   for (const e of events) {
     const start = Math.round(e.start * 10);
     byStart.set(start, Math.max(byStart.get(start) ?? 0, e.duration));
-    if (e.name === "keydown" && e.id) {
-      byId.set(start, e.id);
-    }
-  }
-  const ids = new Map();
-  for (const e of events) {
     if (e.id) {
       ids.set(e.id, Math.max(ids.get(e.id) ?? 0, e.duration));
+      if (e.name === "keydown") {
+        byId.set(start, e.id);
+      }
     }
   }
   return downs.map((t) => {
@@ -245,24 +243,18 @@ async function keyFigures(page, due, offset, before) {
     r.flush();
     return { seen: r.seen, downs: r.downs, events: r.events, origin: r.origin };
   });
-  const latencies = [];
-  let i = 0;
+  // When the rendered lines first held each key typed (seen: [keys shown, time] pairs).
+  const held = [];
+  const typed = Math.max(due.length, downs.length);
   for (const [count, at] of seen) {
-    while (i < due.length && before + i + 1 <= count) {
-      latencies.push(at - (due[i] + offset));
-      i++;
+    while (held.length < typed && before + held.length + 1 <= count) {
+      held.push(at);
     }
   }
+  const latencies = held.slice(0, due.length).map((at, i) => at - (due[i] + offset));
   // keydown -> the rendered lines hold the key (Monaco writes them in the animation frame
   // that paints them).
-  const toDom = [];
-  let k = 0;
-  for (const [count, at] of seen) {
-    while (k < downs.length && before + k + 1 <= count) {
-      toDom.push(at - (origin + downs[k]));
-      k++;
-    }
-  }
+  const toDom = held.slice(0, downs.length).map((at, k) => at - (origin + downs[k]));
   const timings = eventTimings(downs, events);
   return {
     keys: latencies.length,

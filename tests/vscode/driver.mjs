@@ -184,8 +184,8 @@ async function ui() {
   await shot(page, "chat-permission.png");
   await chat.locator('.permission button[data-option="allow"]').click();
   await poll(async () => (await chat.locator("#statusline").innerText()).includes("Idle"), "the turn to end", 30_000);
-  const agentText = await chat.locator(".message.agent").allInnerTexts();
-  check("the agent's answer is shown", agentText.join("\n").includes("I added a review note"), agentText.join("\n"));
+  const answers = await chat.locator(".message.agent").allInnerTexts();
+  check("the agent's answer is shown", answers.join("\n").includes("I added a review note"), answers.join("\n"));
   check("the thought is collapsed", (await chat.locator("details.thought[open]").count()) === 0 && (await chat.locator("details.thought").count()) > 0);
   const tools = await chat.locator("details.tool .tool-title").allInnerTexts();
   check("tool calls are shown with titles", tools.some((t) => t.startsWith("Read")) && tools.some((t) => t.startsWith("Edit")), tools.join("|"));
@@ -278,6 +278,11 @@ async function longTurn(page, chat) {
   check("scrolling to the top of a long turn shows its first entries", first.includes("Message 0, part 0") && all === 601, `${all} entries; second: ${first}`);
   await chat.evaluate(() => window.scrollTo(0, 0));
   await shot(chat.page(), "chat-long-turn-top.png");
+}
+
+/** The agent's messages shown in a chat's frame. */
+async function agentText(frame) {
+  return (await frame.locator(".message.agent").allInnerTexts()).join("\n");
 }
 
 async function statusbarText(page) {
@@ -389,7 +394,6 @@ async function chatTabs(page, chat) {
       }
       return frames.length >= count ? frames : null;
     }, `${count} chat tab(s)`);
-  const agentText = async (frame) => (await frame.locator(".message.agent").allInnerTexts()).join("\n");
   const name = await chat.locator("#title").innerText();
   const answered = await agentText(chat);
   await openButton.click();
@@ -497,7 +501,7 @@ async function tabsAfterReload(page, tab) {
   const firstLine = tab.text.split("\n")[0];
   const text = restored
     ? await poll(async () => {
-        const shown = (await restored.locator(".message.agent").allInnerTexts()).join("\n");
+        const shown = await agentText(restored);
         return shown.includes(firstLine) ? shown : null;
       }, "the restored tab's transcript").catch(() => "no transcript")
     : "no restored tab";

@@ -49,7 +49,7 @@ async function pickSwitch(store: SessionStore, prompts: Prompts): Promise<{ sess
       ? await prompts.pickWithButtons(entries, { title: "Switch session", placeHolder: "Open sessions", matchOnDescription: true })
       : undefined;
   const session = picked && store.get(picked.item.sessionId);
-  return session && { session, inTab: picked.button?.tooltip === OPEN_IN_TAB.tooltip };
+  return session && { session, inTab: picked.button !== undefined } // its one button;
 }
 
 function known(store: SessionStore, sessionId: string): ChatSession {

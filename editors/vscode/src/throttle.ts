@@ -39,7 +39,7 @@ export function throttle(run: () => void, intervalMs: number, clock: Clock = rea
       scheduled = true;
       const id = ++waiting;
       clock.setTimeout(() => {
-        if (id === waiting && scheduled) {
+        if (id === waiting) {
           fire();
         }
       }, wait);

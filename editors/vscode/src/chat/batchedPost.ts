@@ -6,8 +6,6 @@
 import type { HostToWebview } from "../model/messages";
 import { realClock, throttle, type Clock } from "../throttle";
 
-export type { Clock } from "../throttle";
-
 /** How long messages are held after one was sent: about one animation frame. */
 export const BATCH_INTERVAL_MS = 16;
 

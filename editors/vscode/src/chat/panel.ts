@@ -7,7 +7,7 @@ import * as vscode from "vscode";
 import type { DiffDocuments } from "../diffs";
 import type { ChatTabState, HostToWebview, WebviewToHost } from "../model/messages";
 import { chatTabTitle, isOpen, sessionLabel } from "../model/sessionList";
-import { fromSnapshot, type ChatSession } from "../model/sessionModel";
+import { emptySession, type ChatSession } from "../model/sessionModel";
 import type { PermissionBroker } from "../permissions";
 import type { SessionStore } from "../sessions";
 import { batchedPost } from "./batchedPost";
@@ -49,8 +49,8 @@ export class ChatPanel implements vscode.Disposable {
   /** Fires when the tab shows another session (a new one, one picked in its history). */
   readonly onDidRepin = this.repinEmitter.event;
   private readonly batched = batchedPost((message) => void this.panel.webview.postMessage(message));
-  /** The state last given to the webview to keep (JSON). */
-  private persisted = "";
+  /** The state last given to the webview to keep. */
+  private persisted: ChatTabState | undefined;
 
   constructor(
     readonly panel: vscode.WebviewPanel,
@@ -72,8 +72,8 @@ export class ChatPanel implements vscode.Disposable {
       panel.webview.onDidReceiveMessage((message: WebviewToHost) => {
         void this.controller.handle(message);
         if (message.type === "ready") {
-          this.persisted = ""; // a (re)loaded webview: give it its state again
-          this.persist();
+          this.persisted = undefined; // a (re)loaded webview: give it its state again
+          this.retitle();
         }
       }),
       this.controller.onDidFocus(() => deps.lastUsed.use(this.controller)),
@@ -115,8 +115,7 @@ export class ChatPanel implements vscode.Disposable {
       shown = isOpen(session) ? undefined : { ...session, error: { message: STORED_NOTE } };
     } catch (error) {
       output.warn(`chat tab restored without its session ${state.sessionId}: ${String(error)}`);
-      const gone = fromSnapshot({ sessionId: state.sessionId, agent: "", cwd: "", status: "closed", seq: 0, messages: [], toolCalls: [], timeline: [] });
-      shown = { ...gone, title: state.title, error: { message: GONE_NOTE } };
+      shown = { ...emptySession(state.sessionId), status: "closed", title: state.title, error: { message: GONE_NOTE } };
     }
     // Unless the user started another session in the tab meanwhile.
     if (shown && this.target.sessionId === state.sessionId) {
@@ -133,19 +132,11 @@ export class ChatPanel implements vscode.Disposable {
     if (this.panel.title !== title) {
       this.panel.title = title;
     }
-    this.persist(session);
-  }
-
-  /** Have the webview keep the tab's session, for the tab's restore after a window reload. */
-  private persist(session: ChatSession | null = this.target.session()): void {
-    if (!session) {
-      return;
-    }
-    const state: ChatTabState = { sessionId: session.sessionId, title: sessionLabel(session) };
-    const json = JSON.stringify(state);
-    if (json !== this.persisted) {
-      this.persisted = json;
-      this.post({ type: "persist", state });
+    // The webview keeps the tab's session, for the tab's restore after a window reload.
+    const label = sessionLabel(session);
+    if (this.persisted?.sessionId !== session.sessionId || this.persisted.title !== label) {
+      this.persisted = { sessionId: session.sessionId, title: label };
+      this.post({ type: "persist", state: this.persisted });
     }
   }
 

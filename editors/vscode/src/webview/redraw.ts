@@ -64,7 +64,7 @@ export class Redraw {
         this.queued = "later";
         const id = ++this.timer;
         this.clock.setTimeout(() => {
-          if (id === this.timer && this.queued === "later") {
+          if (id === this.timer) {
             this.soon(true);
           }
         }, TOOLS_MS - since);
