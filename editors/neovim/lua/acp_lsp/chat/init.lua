@@ -222,9 +222,9 @@ function M.item_text(win)
     return sessions.message_text(block)
   end
   local view = M.views[item.session.id]
-  local first = view.starts[item.block]
-  local last = view.starts[item.block + 1] and view.starts[item.block + 1] - 1 or -1
-  return table.concat(vim.api.nvim_buf_get_lines(view.buf, first, last, false), '\n')
+  local lines =
+    vim.api.nvim_buf_get_lines(view.buf, view.starts[item.block], view_mod.block_end(view, item.block), false)
+  return table.concat(lines, '\n')
 end
 
 --- gy in the transcript: the block under the cursor into the register given ("+gy), else the

@@ -75,7 +75,7 @@ local function end_para(session)
 end
 
 --- Last row (exclusive) of block i: the separator line before the next block, or the end.
-local function block_end(view, i)
+function M.block_end(view, i)
   local nxt = view.starts[i + 1]
   if nxt then
     return nxt - 1
@@ -178,7 +178,7 @@ local function render_block(session, view, index)
   end
   local r = render.block(session, session.blocks[index], index == #session.blocks)
   view.sections[index] = r.sections
-  local s, e = view.starts[index], block_end(view, index)
+  local s, e = view.starts[index], M.block_end(view, index)
   set_text(view, index == #session.blocks and end_para(session) or view.para, function()
     vim.api.nvim_buf_clear_namespace(view.buf, ns, s, e)
     vim.api.nvim_buf_set_lines(view.buf, s, e, false, r.lines)
@@ -414,7 +414,7 @@ function M.foldexpr()
   if row == view.starts[index] then
     return '>1'
   end
-  return row < block_end(view, index) and '1' or '0'
+  return row < M.block_end(view, index) and '1' or '0'
 end
 
 function M.foldtext()
