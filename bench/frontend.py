@@ -50,20 +50,25 @@ def med(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def goal_rows(label: str, ratio: float, p99: float) -> list[JsonObject]:
-    """The two goals of a scenario: last text within 1.5x of the bridge, keys under 50 ms."""
+def goal_rows(label: str, ratio: float, p99: float, how: str = "") -> list[JsonObject]:
+    """The two goals of a scenario: last text within 1.5x of the bridge, keys under 50 ms
+    (`how`: which measure of the keys, when there are several)."""
     return [
         {
             "goal": f"{label}: last text visible ≤ 1.5× the bridge",
             "measured": f"{ratio:.2f}×",
             "met": ratio <= 1.5,
         },
-        {
-            "goal": f"{label}: keystroke latency p99 < 50 ms",
-            "measured": f"{p99:.1f} ms",
-            "met": p99 < 50,
-        },
+        key_goal(label, p99, how),
     ]
+
+
+def key_goal(label: str, p99: float, how: str = "", measured: str | None = None) -> JsonObject:
+    return {
+        "goal": f"{label}: keystroke latency p99 < 50 ms{how}",
+        "measured": measured or f"{p99:.1f} ms",
+        "met": p99 < 50,
+    }
 
 
 def goals_table(goals: list[JsonObject]) -> list[str]:
