@@ -9,6 +9,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,27 @@ def run_bridge(prompt: str) -> JsonObject:
 
 def med(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
+
+
+def median_of(runs: list[JsonObject], key: str) -> float:
+    """The median of `key` over the runs that have it."""
+    return med([r[key] for r in runs if r.get(key) is not None])
+
+
+def alternate(
+    label: str, prompt: str, repeats: int, builds: dict[str, Callable[[], JsonObject]]
+) -> tuple[list[JsonObject], dict[str, list[JsonObject]], float]:
+    """The bridge alone and each build, in alternating rounds (a busy machine slows all
+    alike): the bridge's runs, each build's runs and the bridge's median time (ms)."""
+    bridge: list[JsonObject] = []
+    runs: dict[str, list[JsonObject]] = {name: [] for name in builds}
+    for _ in range(repeats):
+        bridge.append(run_bridge(prompt))
+        print(f"{label}: bridge {bridge[-1]}", file=sys.stderr)
+        for name, run in builds.items():
+            runs[name].append(run())
+            print(f"  {name} {runs[name][-1]}", file=sys.stderr)
+    return bridge, runs, med([b["seconds"] * 1000 for b in bridge if "seconds" in b])
 
 
 def goal_rows(label: str, ratio: float, p99: float, how: str = "") -> list[JsonObject]:

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,15 @@ sys.path.insert(0, str(BENCH / "clients"))
 sys.path.insert(0, str(BENCH / "agents"))
 
 from common import agent_argv, proc_status  # noqa: E402
-from frontend import KEY_EVERY_MS, goal_rows, med, run_bridge, scenarios, write_results  # noqa: E402
+from frontend import (  # noqa: E402
+    KEY_EVERY_MS,
+    alternate,
+    goal_rows,
+    med,
+    median_of,
+    scenarios,
+    write_results,
+)
 
 PLUGIN = ROOT / "editors" / "neovim"
 JsonObject = dict[str, Any]
@@ -160,29 +169,23 @@ def main() -> None:
     for i, (label, prompt, marker, tail) in enumerate(scenarios(args.quick)):
         if args.only is not None and i not in args.only:
             continue
-        bridge: list[JsonObject] = []
-        builds: dict[str, list[JsonObject]] = {"after": []}
+        plugins = {"after": PLUGIN}
         if args.before:
-            builds["before"] = []
-        for _ in range(repeats):  # alternately: a busy machine slows both alike
-            bridge.append(run_bridge(prompt))
-            print(f"{label}: bridge {bridge[-1]}", file=sys.stderr)
-            for build, runs in builds.items():
-                plugin = PLUGIN if build == "after" else args.before / "editors" / "neovim"
-                runs.append(run_nvim(prompt, marker, tail, plugin))
-                print(f"  nvim ({build}) {runs[-1]}", file=sys.stderr)
+            plugins["before"] = args.before / "editors" / "neovim"
+        bridge, builds, b_s = alternate(
+            label,
+            prompt,
+            repeats,
+            {b: partial(run_nvim, prompt, marker, tail, plugin) for b, plugin in plugins.items()},
+        )
         raw.append({"scenario": label, "bridge": bridge, "nvim": builds["after"]})
         if args.before:
             raw[-1]["before"] = builds["before"]
-        b_s = med([b["seconds"] * 1000 for b in bridge if "seconds" in b])
         for build, nv in builds.items():
-            n_s = med([n["visible_ms"] for n in nv if "visible_ms" in n])
+            n_s = median_of(nv, "visible_ms")
             lag = med([n["visible_ms"] - n["answer_ms"] for n in nv if "visible_ms" in n])
-            p50 = med([n["key_p50"] for n in nv if "key_p50" in n])
-            p99 = med([n["key_p99"] for n in nv if "key_p99" in n])
-            kmax = med([n["key_max"] for n in nv if "key_max" in n])
-            rss = med([n["rss_mb"] for n in nv if "rss_mb" in n])
-            handler = med([n["handler_ms"] for n in nv if "handler_ms" in n])
+            p50, p99, kmax = (median_of(nv, k) for k in ("key_p50", "key_p99", "key_max"))
+            rss, handler = median_of(nv, "rss_mb"), median_of(nv, "handler_ms")
             ratio = n_s / b_s if b_s else float("nan")
             rows.append(
                 [

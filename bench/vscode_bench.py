@@ -34,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +47,10 @@ sys.path.insert(0, str(ROOT))
 from common import agent_argv, proc_status  # noqa: E402
 from frontend import (  # noqa: E402
     KEY_EVERY_MS,
+    alternate,
     goal_rows,
     key_goal,
-    med,
-    run_bridge,
+    median_of,
     scenarios,
     write_results,
 )
@@ -344,22 +345,19 @@ def measure(
     for i, (label, prompt, marker, tail) in enumerate(scenarios(quick)):
         if only is not None and i not in only:
             continue
-        bridge: list[JsonObject] = []
-        vs: dict[str, list[JsonObject]] = {name: [] for name, _ in builds}
         repeats = rounds[1] if prompt.startswith("tools") else rounds[0]
-        for _ in range(repeats):  # alternately: a busy machine slows all alike
-            bridge.append(run_bridge(prompt))
-            print(f"{label}: bridge {bridge[-1]}", file=sys.stderr)
-            for name, vsix in builds:
-                vs[name].append(run_vscode(vsix, prompt, marker, tail))
-                print(f"  vscode{name} {vs[name][-1]}", file=sys.stderr)
+        bridge, vs, b_s = alternate(
+            label,
+            prompt,
+            repeats,
+            {name: partial(run_vscode, vsix, prompt, marker, tail) for name, vsix in builds},
+        )
         raw.append({"scenario": label, "bridge": bridge, "vscode": vs})
-        b_s = med([b["seconds"] * 1000 for b in bridge if "seconds" in b])
         for name, _ in builds:
             ok = [v for v in vs[name] if "error" not in v]
 
             def m(key: str, runs: list[JsonObject] = ok) -> float:
-                return med([r[key] for r in runs if r.get(key) is not None])
+                return median_of(runs, key)
 
             ratio = m("visible_ms") / b_s if b_s else float("nan")
             keys = {
