@@ -137,6 +137,8 @@ class UpdateBatcher:
             self._schedule(queue)
 
     def _delay(self, queue: _Queue) -> float:
+        """The wait before the queue's next notification; marks the queue early when its
+        burst credit lets it go before the gap ends (the flush then spends that credit)."""
         if not self.adaptive:
             return self.flush_s
         wait = queue.last_sent + queue.gap - self._clock()
