@@ -1,0 +1,225 @@
+"""The Anthropic Messages API as claude-agent-acp 0.101.0 (Claude Code) uses it.
+
+``POST /v1/messages?beta=true`` with ``stream: true`` (SSE) or not, and
+``POST /v1/messages/count_tokens``. A request is a *turn* request when it offers the tools
+the script needs (Claude Code's ``Read``/``Edit``/``Bash``…); anything else (the session
+title, the next-prompt suggestion, the auto-mode safety classifier) is a *side* request,
+answered at once so it never holds the turn up.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from itertools import count
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from tests.model_server.script import (
+    JsonObject,
+    Recorded,
+    Say,
+    ServerState,
+    Step,
+    Tool,
+    render_tool,
+)
+
+API = "anthropic"
+MODEL = "claude-scripted"
+_ids = count(1)
+
+
+def _blocks(message: JsonObject) -> list[JsonObject]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content or [] if isinstance(b, dict)]
+
+
+def position(messages: list[JsonObject]) -> tuple[int, int]:
+    """(user turn, step) of a request: prompts are user messages with no tool result
+    (consecutive ones are one prompt); the step is the tool results since the last one."""
+    turn, step, previous = -1, 0, ""
+    for message in messages:
+        blocks = _blocks(message)
+        if message.get("role") != "user":
+            previous = "assistant"
+            continue
+        results = sum(1 for b in blocks if b.get("type") == "tool_result")
+        if results:
+            step, previous = step + results, "result"
+            continue
+        if previous != "prompt":
+            turn, step = turn + 1, 0
+        previous = "prompt"
+    return max(turn, 0), step
+
+
+def text_of(body: JsonObject) -> str:
+    """All the text of a request (system and messages), for picking side answers."""
+    parts: list[str] = []
+    system = body.get("system")
+    if isinstance(system, str):
+        parts.append(system)
+    elif isinstance(system, list):
+        parts += [b.get("text", "") for b in system if isinstance(b, dict)]
+    for message in body.get("messages") or []:
+        parts += [b.get("text", "") for b in _blocks(message) if b.get("type") == "text"]
+    return "\n".join(parts)
+
+
+def side_answer(body: JsonObject) -> str:
+    """A short answer that Claude Code's side requests parse."""
+    text = text_of(body)
+    fmt = body.get("output_format") or body.get("response_format")
+    if "<block>" in text or "classifier" in text.lower() and "block" in text.lower():
+        return "<block>no</block>"  # the auto-mode safety classifier: allow
+    if fmt or re.search(r"\bJSON\b", text):
+        return json.dumps({"title": "Scripted session", "isNewTopic": False})
+    return "Scripted session"
+
+
+def tool_schemas(body: JsonObject) -> dict[str, Any]:
+    return {
+        t["name"]: t.get("input_schema") or {}
+        for t in body.get("tools") or []
+        if isinstance(t, dict) and "name" in t
+    }
+
+
+def is_turn(body: JsonObject, step: Step) -> bool:
+    """A request that carries the agent's own tools (Read…/Bash) is part of the turn."""
+    tools = tool_schemas(body)
+    return any(n in tools for n in ("Read", "Bash", "Edit", "Write"))
+
+
+def _sse(event: str, data: JsonObject) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def _usage(output: int = 1) -> JsonObject:
+    return {
+        "input_tokens": 100,
+        "output_tokens": output,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+
+
+def _message_shell(model: str) -> JsonObject:
+    return {
+        "id": f"msg_scripted_{next(_ids)}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": _usage(),
+    }
+
+
+def content_of(step: Step, tools: dict[str, Any]) -> tuple[list[JsonObject], str]:
+    """The response's content blocks and stop reason for ``step``."""
+    if isinstance(step, Tool):
+        call = render_tool(step, tools)
+        block = {
+            "type": "tool_use",
+            "id": f"toolu_scripted_{next(_ids)}",
+            "name": call.name,
+            "input": call.arguments,
+        }
+        return [block], "tool_use"
+    blocks: list[JsonObject] = []
+    if step.thought:
+        blocks.append({"type": "thinking", "thinking": step.thought, "signature": "scripted"})
+    blocks.append({"type": "text", "text": step.text})
+    return blocks, "end_turn"
+
+
+async def stream(
+    state: ServerState, step: Step, blocks: list[JsonObject], stop: str, model: str
+) -> AsyncIterator[bytes]:
+    yield _sse("message_start", {"type": "message_start", "message": _message_shell(model)})
+    for index, block in enumerate(blocks):
+        kind = block["type"]
+        if kind == "text":
+            start: JsonObject = {"type": "text", "text": ""}
+        elif kind == "thinking":
+            start = {"type": "thinking", "thinking": "", "signature": ""}
+        else:
+            start = {**block, "input": {}}
+        yield _sse(
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": start},
+        )
+        deltas: list[JsonObject] = []
+        if kind == "text" and isinstance(step, Say):
+            async for piece in state.pieces(step):
+                yield _delta(index, {"type": "text_delta", "text": piece})
+        elif kind == "text":
+            deltas.append({"type": "text_delta", "text": block["text"]})
+        elif kind == "thinking":
+            deltas.append({"type": "thinking_delta", "thinking": block["thinking"]})
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        else:
+            deltas.append({"type": "input_json_delta", "partial_json": json.dumps(block["input"])})
+        for delta in deltas:
+            yield _delta(index, delta)
+        yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+    yield _sse(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": 10},
+        },
+    )
+    yield _sse("message_stop", {"type": "message_stop"})
+
+
+def _delta(index: int, delta: JsonObject) -> bytes:
+    return _sse(
+        "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+    )
+
+
+def routes(state: ServerState) -> list[Route]:
+    async def messages(request: Request) -> Response:
+        body = await request.json()
+        model = str(body.get("model") or MODEL)
+        turn, index = position(body.get("messages") or [])
+        step = state.script.step(turn, index)
+        entry = Recorded(API, "POST", request.url.path, request.url.query, body, step=step)
+        if not is_turn(body, step):
+            entry.kind, entry.step = "side", None
+            step = Say(side_answer(body))
+        state.record(entry)
+        blocks, stop = content_of(step, tool_schemas(body))
+        if body.get("stream"):
+            return StreamingResponse(
+                stream(state, step, blocks, stop, model),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-cache"},
+            )
+        if isinstance(step, Say):
+            async for _ in state.pieces(step):  # a stall holds a non-streamed answer too
+                pass
+        message = {**_message_shell(model), "content": blocks, "stop_reason": stop}
+        message["usage"] = _usage(10)
+        return JSONResponse(message)
+
+    async def count_tokens(request: Request) -> Response:
+        body = await request.json()
+        state.record(Recorded(API, "POST", request.url.path, request.url.query, body, kind="side"))
+        return JSONResponse({"input_tokens": 100})
+
+    return [
+        Route("/v1/messages", messages, methods=["POST"]),
+        Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
+    ]
