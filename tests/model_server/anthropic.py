@@ -10,7 +10,6 @@ answered at once so it never holds the turn up.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import AsyncIterator
 from itertools import count
 from typing import Any
@@ -27,6 +26,7 @@ from tests.model_server.script import (
     Step,
     Tool,
     render_tool,
+    sample_json,
 )
 
 API = "anthropic"
@@ -41,22 +41,31 @@ def _blocks(message: JsonObject) -> list[JsonObject]:
     return [b for b in content or [] if isinstance(b, dict)]
 
 
+def _is_prompt(blocks: list[JsonObject]) -> bool:
+    """A user message the user wrote: text that is not only Claude Code's reminders."""
+    return any(
+        b.get("type") == "text"
+        and not str(b.get("text", "")).lstrip().startswith("<system-reminder>")
+        for b in blocks
+    )
+
+
 def position(messages: list[JsonObject]) -> tuple[int, int]:
-    """(user turn, step) of a request: prompts are user messages with no tool result
-    (consecutive ones are one prompt); the step is the tool results since the last one."""
+    """(user turn, step) of a request: a prompt is a user message with text of its own and
+    no tool result (consecutive ones are one prompt); the step is the number of tool
+    results since the last prompt. Other roles (Claude Code sends "system") are skipped."""
     turn, step, previous = -1, 0, ""
     for message in messages:
+        role = message.get("role")
         blocks = _blocks(message)
-        if message.get("role") != "user":
+        if role == "assistant":
             previous = "assistant"
-            continue
-        results = sum(1 for b in blocks if b.get("type") == "tool_result")
-        if results:
-            step, previous = step + results, "result"
-            continue
-        if previous != "prompt":
-            turn, step = turn + 1, 0
-        previous = "prompt"
+        elif role == "user":
+            results = sum(1 for b in blocks if b.get("type") == "tool_result")
+            if results:
+                step, previous = step + results, "result"
+            elif _is_prompt(blocks) and previous != "prompt":
+                turn, step, previous = turn + 1, 0, "prompt"
     return max(turn, 0), step
 
 
@@ -73,15 +82,22 @@ def text_of(body: JsonObject) -> str:
     return "\n".join(parts)
 
 
-def side_answer(body: JsonObject) -> str:
-    """A short answer that Claude Code's side requests parse."""
-    text = text_of(body)
-    fmt = body.get("output_format") or body.get("response_format")
-    if "<block>" in text or "classifier" in text.lower() and "block" in text.lower():
-        return "<block>no</block>"  # the auto-mode safety classifier: allow
-    if fmt or re.search(r"\bJSON\b", text):
-        return json.dumps({"title": "Scripted session", "isNewTopic": False})
-    return "Scripted session"
+def side_answer(body: JsonObject) -> tuple[str, str | None]:
+    """A short answer that Claude Code's side requests parse, and the stop sequence it
+    ended on: JSON of the asked schema (the session title); a low severity for the
+    auto-mode safety classifier (stage 1 stops at ``</severity>``, stage 2 thinks first);
+    else a line."""
+    fmt = (body.get("output_config") or {}).get("format") or {}
+    if fmt.get("type") == "json_schema":
+        return json.dumps(sample_json(fmt.get("schema") or {})), None
+    if "</severity>" in (body.get("stop_sequences") or []):
+        return "<severity>5", "</severity>"
+    if "<severity>" in text_of(body):
+        return (
+            "<thinking>A routine change in the workspace.</thinking>\n<severity>5</severity>",
+            None,
+        )
+    return "Scripted session", None
 
 
 def tool_schemas(body: JsonObject) -> dict[str, Any]:
@@ -143,7 +159,12 @@ def content_of(step: Step, tools: dict[str, Any]) -> tuple[list[JsonObject], str
 
 
 async def stream(
-    state: ServerState, step: Step, blocks: list[JsonObject], stop: str, model: str
+    state: ServerState,
+    step: Step,
+    blocks: list[JsonObject],
+    stop: str,
+    model: str,
+    stop_sequence: str | None = None,
 ) -> AsyncIterator[bytes]:
     yield _sse("message_start", {"type": "message_start", "message": _message_shell(model)})
     for index, block in enumerate(blocks):
@@ -176,7 +197,7 @@ async def stream(
         "message_delta",
         {
             "type": "message_delta",
-            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "delta": {"stop_reason": stop, "stop_sequence": stop_sequence},
             "usage": {"output_tokens": 10},
         },
     )
@@ -196,14 +217,18 @@ def routes(state: ServerState) -> list[Route]:
         turn, index = position(body.get("messages") or [])
         step = state.script.step(turn, index)
         entry = Recorded(API, "POST", request.url.path, request.url.query, body, step=step)
+        stop_sequence = None
         if not is_turn(body, step):
             entry.kind, entry.step = "side", None
-            step = Say(side_answer(body))
+            text, stop_sequence = side_answer(body)
+            step = Say(text)
         state.record(entry)
         blocks, stop = content_of(step, tool_schemas(body))
+        if stop_sequence is not None:
+            stop = "stop_sequence"
         if body.get("stream"):
             return StreamingResponse(
-                stream(state, step, blocks, stop, model),
+                stream(state, step, blocks, stop, model, stop_sequence),
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-cache"},
             )
@@ -211,6 +236,7 @@ def routes(state: ServerState) -> list[Route]:
             async for _ in state.pieces(step):  # a stall holds a non-streamed answer too
                 pass
         message = {**_message_shell(model), "content": blocks, "stop_reason": stop}
+        message["stop_sequence"] = stop_sequence
         message["usage"] = _usage(10)
         return JSONResponse(message)
 

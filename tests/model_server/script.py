@@ -272,6 +272,32 @@ def render_tool(tool: Tool, tools: dict[str, Any]) -> ToolCall:
     return _shell(tools, a["command"])
 
 
+def sample_json(schema: Any, text: str = "Scripted session") -> Any:
+    """A small value that fits a JSON schema (for side requests that ask for JSON)."""
+    if not isinstance(schema, dict):
+        return text
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf"):
+        if schema.get(key):
+            return sample_json(schema[key][0], text)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "string")
+    if kind == "object" or "properties" in schema:
+        props = schema.get("properties") or {}
+        return {k: sample_json(v, text) for k, v in props.items()}
+    if kind == "array":
+        return []
+    if kind in ("integer", "number"):
+        return 0
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    return text
+
+
 # -- prebuilt scripts --------------------------------------------------------------------------
 
 
