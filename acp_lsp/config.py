@@ -165,6 +165,9 @@ class Settings(_Model):
     chunk of a fast stream out sooner (the chunk waits at most one 1/cap slot)."""
     history: HistorySettings = Field(default_factory=HistorySettings)
     registry: RegistrySettings = Field(default_factory=RegistrySettings)
+    track_disk: bool = True
+    """Snapshot the session folder around tool calls (a shadow git repository under the data
+    dir), so changes agents make on disk reach open buffers and the review list."""
     cancel_grace_s: float = 10.0
     """After acp/cancel, how long an agent may take to end the turn before it is stopped."""
 

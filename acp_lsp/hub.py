@@ -250,6 +250,7 @@ class Hub:
         self.editor.publish(session, session.add_user_prompt(blocks))
         primer, session.primer = session.primer, None
         sent = [*primer, *blocks] if primer else blocks
+        await self.editor.prepare_disk(session)
         task = self.tasks.spawn(backend.prompt(session, sent), name=f"turn {session_id}")
         turn = self.turns[session_id] = Turn(task)
         self.editor.turn_started(session, work_done_token)
@@ -280,6 +281,9 @@ class Hub:
             self.editor.publish(session, session.finish_turn("cancelled"))
             self.turns.pop(session.session_id, None)
             self.editor.turn_ended(session)
+        try:
+            await self.editor.settle_disk(session)
+        finally:
             turn.done.set()
         if turn.cancel_requested:
             stop, error = "cancelled", None

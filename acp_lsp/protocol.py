@@ -44,6 +44,7 @@ ACP_SESSION_UPDATE: Final = "acp/sessionUpdate"
 ACP_SESSION_STATUS: Final = "acp/sessionStatus"
 ACP_TERMINAL_OUTPUT: Final = "acp/terminalOutput"
 ACP_ELICITATION_COMPLETE: Final = "acp/elicitationComplete"
+ACP_DOCUMENTS_SYNCED: Final = "acp/documentsSynced"
 
 # -- server -> editor requests -------------------------------------------------------------
 ACP_REQUEST_PERMISSION: Final = "acp/requestPermission"
@@ -78,6 +79,7 @@ SERVER_NOTIFICATIONS: Final = (
     ACP_SESSION_STATUS,
     ACP_TERMINAL_OUTPUT,
     ACP_ELICITATION_COMPLETE,
+    ACP_DOCUMENTS_SYNCED,
 )
 SERVER_REQUESTS: Final = (ACP_REQUEST_PERMISSION, ACP_SAVE_DOCUMENT, ACP_ELICITATION)
 ALL_METHODS: Final = EDITOR_REQUESTS + SERVER_NOTIFICATIONS + SERVER_REQUESTS

@@ -96,6 +96,12 @@ class EditorPort(Protocol):
     def turn_ended(self, session: Session) -> None:
         """The turn is over (progress ends)."""
 
+    async def prepare_disk(self, session: Session) -> None:
+        """Before a turn: the snapshot its disk changes are found against (time-capped)."""
+
+    async def settle_disk(self, session: Session) -> None:
+        """After a turn: what the agent changed on disk reaches open buffers and the review."""
+
     def cancel_permissions(self, session: Session) -> None:
         """Answer every pending permission prompt of the session ``cancelled``."""
 

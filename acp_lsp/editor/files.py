@@ -27,6 +27,7 @@ from pygls.workspace import TextDocument
 
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
+from acp_lsp.editor.disk_bases import DiskBases
 from acp_lsp.editor.workspace_edits import build_workspace_edit
 from acp_lsp.textedits import merge3, minimal_edits
 
@@ -126,6 +127,7 @@ class DocumentFiles:
         self._bases: dict[tuple[str, str], str] = {}
         self._changed = asyncio.Event()
         self.writes = 0
+        self.bases = DiskBases()
 
     # -- documents -------------------------------------------------------------------------
     def document(self, path: str) -> TextDocument | None:
@@ -174,6 +176,8 @@ class DocumentFiles:
     # -- reads -----------------------------------------------------------------------------
     def read(self, session_id: str, path: str, line: int | None, limit: int | None) -> str:
         text = self.current_text(path)
+        if text is not None and self.document(path) is not None:
+            text = self.bases.fresh(path, text)  # never older than the disk
         if text is None:
             raise BackendError(p.RESOURCE_NOT_FOUND, f"file not found: {path}", {"path": path})
         self._bases[(session_id, path)] = text
@@ -197,7 +201,7 @@ class DocumentFiles:
         target = plan.target
         if doc is None and not self._save_declared():
             # No buffer to keep, and no way to have the editor save one: write the disk.
-            self._write_disk(path, target)
+            self.write_disk(path, target)
         else:
             await self._apply(path, doc, current, target, label, plan.edits, confirm=True)
             if self._save_declared():
@@ -241,11 +245,21 @@ class DocumentFiles:
         if doc is None and current == text:
             return
         if doc is None and not self._save_declared():
-            self._write_disk(path, text)
+            self.write_disk(path, text)
             return
         await self._apply(path, doc, current, text, label)
         if self._save_declared():
             await self._save(path, text)
+
+    async def set_buffer(self, path: str, expected: str, target: str, label: str) -> bool:
+        """Bring the open document of ``path`` from ``expected`` to ``target`` with a versioned
+        edit, unsaved. False when there is no such document any more or it no longer reads
+        ``expected`` (the user typed meanwhile: the caller merges again)."""
+        doc = self.document(path)
+        if doc is None or doc.source != expected:
+            return False
+        await self._apply(path, doc, expected, target, label)
+        return True
 
     async def delete(self, path: str, label: str) -> None:
         """Remove a file the agent created: a ``DeleteFile`` edit where the editor takes one,
@@ -299,7 +313,7 @@ class DocumentFiles:
             raise WriteRefused(p.INTERNAL_ERROR, f"cannot delete {path}: {exc}") from None
 
     @staticmethod
-    def _write_disk(path: str, text: str) -> None:
+    def write_disk(path: str, text: str) -> None:
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             Path(path).write_text(text, encoding="utf-8", newline="")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError, PermissionAnswer
 from acp_lsp.editor.batcher import UpdateBatcher
+from acp_lsp.editor.disk_sync import DiskSync
 from acp_lsp.editor.elicitation import Elicitations
 from acp_lsp.editor.files import DocumentFiles
 from acp_lsp.editor.follow import Follower
@@ -27,6 +29,7 @@ from acp_lsp.editor.permissions import PermissionBroker
 from acp_lsp.editor.progress import TurnProgress
 from acp_lsp.editor.review import ReviewManager
 from acp_lsp.editor.terminal_glue import Terminals
+from acp_lsp.history.paths import data_dir
 from acp_lsp.sandbox import Sandbox, SandboxError
 from acp_lsp.session import Session
 
@@ -91,6 +94,18 @@ class EditorSide:
             say=lambda msg: self.show_message(msg, "warning"),
         )
         self.review = ReviewManager(self.files, self.publish, self.sandbox)
+        self.disk = DiskSync(
+            files=self.files,
+            review=self.review,
+            publish=self.publish,
+            notify=self.server.protocol.send_notification_raw,
+            warn=lambda msg: self.show_message(msg, "warning"),
+            sandbox=self.sandbox,
+            data_dir=lambda: data_dir(os.environ),
+            enabled=lambda: self.server.settings.track_disk,
+            tasks=self.server.tasks,
+        )
+        self.review.disk_written = self.disk.disk_written
         self.logs = LogLimiter()
         self._sessions: dict[str, Session] = {}
         self.recorder: Recorder | None = None  # session history, once the server made it
@@ -201,6 +216,7 @@ class EditorSide:
                     )
                     self.progress.report(session.session_id, state)
                     self.review.on_tool_call(session, state)
+                    self.disk.tool_call(session, state)
         self.batcher.publish(session, updates)
         if self.transcripts is not None:
             self.transcripts.observe(session, updates)
@@ -312,6 +328,12 @@ class EditorSide:
     def turn_ended(self, session: Session) -> None:
         self.progress.end(session.session_id)
 
+    async def prepare_disk(self, session: Session) -> None:
+        await self.disk.turn_started(session)
+
+    async def settle_disk(self, session: Session) -> None:
+        await self.disk.turn_ended(session)
+
     def _permission_change(self, session: Session, pending: int) -> None:
         if session.status in ("running", "awaiting_permission"):
             want = "awaiting_permission" if pending else "running"
@@ -326,6 +348,7 @@ class EditorSide:
         self.follower.forget(session.session_id)
         self.files.forget_session(session.session_id)
         self.review.forget(session.session_id)
+        self.disk.forget(session.session_id)
         await self.terminals.release_session(session.session_id)
         self.batcher.forget(session)
         self._sessions.pop(session.session_id, None)

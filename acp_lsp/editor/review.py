@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
-from acp_lsp.editor.files import DocumentFiles
+from acp_lsp.editor.files import DocumentFiles, read_disk
 from acp_lsp.editor.review_rules import Diff, Snapshot, plan_reject
 from acp_lsp.editor.review_state import (
     OPEN_STATUSES,
@@ -31,6 +31,7 @@ from acp_lsp.session import Session
 log = logging.getLogger(__name__)
 
 JsonObject = dict[str, Any]
+DiskWritten = Callable[[Session, str, str | None, str], Awaitable[None]]
 KEEP_SNAPSHOT_TURNS = 20
 """Snapshots of unreviewed changes are kept this many turns; older ones undo from diffs."""
 
@@ -56,6 +57,8 @@ class ReviewManager:
         self._publish = publish
         self._sandbox = sandbox
         self._sessions: dict[str, SessionChanges] = {}
+        self.disk_written: DiskWritten | None = None
+        """Told when a reject rewrote a file on disk (disk sync brings open buffers along)."""
 
     # -- what the session names --------------------------------------------------------------
     def turn_started(self, session: Session) -> None:
@@ -156,6 +159,40 @@ class ReviewManager:
                 change.settle("failed", f"{path} is outside the workspace; it cannot be reviewed")
             call.files[key] = change
 
+    def record_disk_change(
+        self, session: Session, tool_call_id: str, real: str, before: str | None, after: str | None
+    ) -> bool:
+        """A change the bridge saw on disk (``before``/``after``: exact texts, None = absent),
+        made while ``tool_call_id`` ran: it joins that call's review, whatever the agent
+        reported. The exact ``before`` makes the undo byte for byte. False when the session
+        has no turn to review (replayed history)."""
+        changes = self._sessions.get(session.session_id)
+        if changes is None or changes.turn == 0:
+            return False
+        call = changes.calls.get(tool_call_id)
+        if call is None:
+            call = changes.calls[tool_call_id] = CallChanges(tool_call_id, changes.turn)
+        kind = "created" if before is None else "deleted" if after is None else "modified"
+        change = call.files.get(real)
+        if change is not None and change.status in OPEN_STATUSES:
+            # reported by the agent too (a diff): keep its diffs, undo from the exact text
+            if after is not None and not change.deleted:
+                change.snapshots = [before, *(t for t in change.snapshots if t != before)]
+            change.change = change.change or kind
+        else:
+            call.files[real] = FileChange(
+                path=real,
+                real=real,
+                diffs=[Diff(before, after)] if after is not None else [],
+                snapshots=[before],
+                existed_before=before is not None,
+                change=kind,
+                deleted=after is None,
+            )
+        changes.snapshots.setdefault(real, before)
+        self._publish(session, session.set_review(tool_call_id, call.review_json()))
+        return True
+
     # -- acp/reviewEdit ----------------------------------------------------------------------
     async def review(
         self, session: Session, action: str, tool_call_id: str | None, path: str | None
@@ -251,9 +288,24 @@ class ReviewManager:
             real = self._sandbox(session).resolve(path)
         except SandboxError as exc:
             raise BackendError(p.INVALID_PARAMS, str(exc)) from None
-        current = self._text(real)
+        # A change seen on disk is undone on disk, byte for byte; an open buffer then gets the
+        # undo like any disk change (the user's unsaved edits stay unsaved). Reported-only
+        # changes are undone in what the user sees, through the editor.
+        on_disk = all(change.change for change in changes)
+        current = self._disk_text(real) if on_disk else self._text(real)
         if isinstance(current, _Unreadable):
             raise BackendError(p.INVALID_PARAMS, f"{first.path} is not a readable text file now")
+        label = f"acp-lsp: undo {session.agent}'s edit of {os.path.basename(first.path)}"
+        if changes[-1].deleted:
+            # the last change deleted the file: bring back the text it had before the first
+            if os.path.lexists(real):
+                raise BackendError(
+                    p.INVALID_PARAMS, f"{first.path} was created again since; left as it is"
+                )
+            before = first.snapshots[0] if first.snapshots else None
+            if before is not None:
+                self._files.write_disk(real, before)  # nothing on disk to clobber
+            return
         plan = plan_reject(
             first.path,
             [diff for change in changes for diff in change.diffs],
@@ -262,14 +314,27 @@ class ReviewManager:
             existed_before=first.existed_before,
             made=made,
         )
-        label = f"acp-lsp: undo {session.agent}'s edit of {os.path.basename(first.path)}"
         if plan.action == "refuse":
             raise BackendError(p.INVALID_PARAMS, plan.reason or f"{first.path} changed since")
         if plan.action == "write" and plan.text is not None:
-            await self._files.restore(real, plan.text, label)
+            if on_disk:
+                self._files.write_disk(real, plan.text)
+                if self.disk_written is not None:
+                    await self.disk_written(session, real, current, plan.text)
+            else:
+                await self._files.restore(real, plan.text, label)
         elif plan.action == "delete":
             await self._files.delete(real, label)
         log.info("review: rejected %s (%s)", first.path, plan.action)
+
+    @staticmethod
+    def _disk_text(real: str) -> Snapshot | _Unreadable:
+        try:
+            return read_disk(real)
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError):
+            return _UNREADABLE
 
     def _text(self, real: str) -> Snapshot | _Unreadable:
         try:

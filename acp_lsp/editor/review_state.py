@@ -34,6 +34,10 @@ class FileChange:
     """The file was seen existing in an earlier turn (a creation-shaped diff must not delete)."""
     status: str = "pending"
     message: str | None = None
+    deleted: bool = False
+    """The change deleted the file (seen on disk): an undo writes the text back."""
+    change: str | None = None
+    """Seen on disk by the bridge (not only reported): "created", "modified" or "deleted"."""
 
     @property
     def key(self) -> str:
@@ -46,6 +50,8 @@ class FileChange:
 
     def result(self) -> JsonObject:
         out: JsonObject = {"path": self.path, "status": self.status}
+        if self.change:
+            out["change"] = self.change
         if self.message:
             out["message"] = self.message
         return out

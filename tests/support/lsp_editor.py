@@ -229,6 +229,12 @@ class TestEditor(LanguageClient):
             client.statuses[params["sessionId"]].append(params)
             client._status_event.set()
 
+        @self.feature("acp/documentsSynced")
+        def documents_synced(client: TestEditor, params: JsonObject) -> None:
+            client.check("acp/documentsSynced", "params", params)
+            client.notifications.append(("acp/documentsSynced", params))
+            client._changed.set()
+
         @self.feature("acp/terminalOutput")
         def terminal_output(client: TestEditor, params: JsonObject) -> None:
             client.check("acp/terminalOutput", "params", params)

@@ -72,6 +72,12 @@ class FakeEditor:
     def turn_ended(self, session: Session) -> None:
         pass
 
+    async def prepare_disk(self, session: Session) -> None:
+        pass
+
+    async def settle_disk(self, session: Session) -> None:
+        pass
+
     def cancel_permissions(self, session: Session) -> None:
         pass
 

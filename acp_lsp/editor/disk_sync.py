@@ -1,0 +1,296 @@
+"""Disk and buffers never diverge (DESIGN §3): what agents change on disk reaches the editor.
+
+Claude Code and Codex edit files and run commands themselves, on disk; any agent may change
+files from a shell command or a terminal. The bridge does not see those writes, so it looks:
+a shadow snapshot of the session's folder (``acp_lsp.disk.shadow``) is taken before a turn's
+prompt goes to the agent, and again when a tool call that may change files ends and when the
+turn ends. The files that differ between two snapshots are the changes of that tool call. For each:
+
+- every open buffer of the file is brought to the new disk text with the user's unsaved edits
+  merged on top (3-way; base: the disk text the buffer was last in sync with) through a
+  *versioned* ``workspace/applyEdit`` (an editor that reloaded by itself refuses the stale
+  one: nothing is applied twice). A real conflict keeps the buffer as the user left it and
+  says so. ``acp/documentsSynced`` then tells front ends the buffer matches the new disk, so
+  saving raises no "changed on disk" question;
+- the change joins the tool call's review (``ReviewManager.record_disk_change``) with the
+  exact texts, so ``acp/reviewEdit reject`` restores the file byte for byte.
+
+The turn's answer (``acp/prompt``) waits for the last scan: when the editor hears the turn
+ended, the buffers show what is on disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp_lsp import protocol as p
+from acp_lsp.backends.base import BackendError
+from acp_lsp.disk.shadow import FileDelta, ShadowError, ShadowRepo, shadow_dir
+from acp_lsp.editor.files import DocumentFiles
+from acp_lsp.editor.review import ReviewManager
+from acp_lsp.sandbox import Sandbox
+from acp_lsp.session import Session
+from acp_lsp.tasks import TaskOwner
+from acp_lsp.textedits import merge3
+
+log = logging.getLogger(__name__)
+
+JsonObject = dict[str, Any]
+
+READ_ONLY_KINDS = frozenset({"read", "search", "think", "fetch"})
+"""Tool calls of these kinds change no file: their end needs no scan (the turn's end scans)."""
+MAX_TEXT_BYTES = 4 * 1024 * 1024
+"""Larger changed files are not merged into buffers or kept for review (they are logged)."""
+BASELINE_WAIT_S = 0.25
+DISK_TOOL_CALL = "acp-lsp-disk-"
+"""Id prefix of the tool call the bridge adds for changes made outside any tool call."""
+
+
+@dataclass
+class _Tracker:
+    """One session's view of its folder: the last snapshot and the scans under way."""
+
+    repo: ShadowRepo
+    tree: str | None = None
+    chain: asyncio.Future[None] | None = None
+    ended: set[str] = field(default_factory=set)
+    """Tool calls whose end was already scanned (their later updates need none)."""
+
+
+class DiskSync:
+    def __init__(
+        self,
+        *,
+        files: DocumentFiles,
+        review: ReviewManager,
+        publish: Callable[[Session, list[JsonObject]], None],
+        notify: Callable[[str, JsonObject], None],
+        warn: Callable[[str], None],
+        sandbox: Callable[[Session], Sandbox],
+        data_dir: Callable[[], Path],
+        enabled: Callable[[], bool],
+        tasks: TaskOwner,
+    ) -> None:
+        self._files = files
+        self._review = review
+        self._publish = publish
+        self._notify = notify
+        self._warn = warn
+        self._sandbox = sandbox
+        self._data_dir = data_dir
+        self._enabled = enabled
+        self._tasks = tasks
+        self._repos: dict[str, ShadowRepo] = {}
+        self._trackers: dict[str, _Tracker] = {}
+        self._failed: set[str] = set()  # roots whose snapshots failed (reported once)
+
+    # -- when to look ------------------------------------------------------------------------
+    async def turn_started(self, session: Session) -> None:
+        """Snapshot the folder before the agent gets the prompt. A folder whose snapshot takes
+        longer than ``BASELINE_WAIT_S`` (a huge one, the first time) is not waited for: the
+        agent needs a model round trip before it changes anything."""
+        if not self._enabled():
+            return
+        tracker = self._tracker(session)
+        tracker.ended.clear()
+        done = self._chain(session, tracker, self._baseline(session, tracker))
+        await asyncio.wait([done], timeout=BASELINE_WAIT_S)
+
+    def tool_call(self, session: Session, state: JsonObject) -> None:
+        """Every tool-call state published: a call that may change files and just ended is
+        followed by a scan."""
+        tracker = self._trackers.get(session.session_id)
+        tool_call_id = state.get("toolCallId")
+        if tracker is None or not isinstance(tool_call_id, str):
+            return
+        if state.get("status") not in ("completed", "failed") or tool_call_id in tracker.ended:
+            return
+        if state.get("kind") in READ_ONLY_KINDS or tool_call_id.startswith(DISK_TOOL_CALL):
+            return
+        tracker.ended.add(tool_call_id)
+        self._chain(session, tracker, self._scan(session, tracker, tool_call_id))
+
+    async def turn_ended(self, session: Session) -> None:
+        """The last scan of the turn; returns once every buffer shows it."""
+        tracker = self._trackers.get(session.session_id)
+        if tracker is None:
+            return
+        done = self._chain(session, tracker, self._scan(session, tracker, None))
+        await asyncio.shield(done)
+
+    def forget(self, session_id: str) -> None:
+        self._trackers.pop(session_id, None)
+
+    async def disk_written(
+        self, session: Session, path: str, before: str | None, after: str
+    ) -> None:
+        """The bridge itself rewrote ``path`` on disk (a review undo): buffers follow."""
+        entry = await self._sync_buffer(session, path, before, after)
+        if entry is not None:
+            self._notify(
+                p.ACP_DOCUMENTS_SYNCED, {"sessionId": session.session_id, "documents": [entry]}
+            )
+
+    # -- scans -------------------------------------------------------------------------------
+    def _tracker(self, session: Session) -> _Tracker:
+        tracker = self._trackers.get(session.session_id)
+        if tracker is None:
+            root = os.path.realpath(session.cwd)
+            repo = self._repos.get(root)
+            if repo is None:
+                repo = self._repos[root] = ShadowRepo(root, shadow_dir(self._data_dir(), root))
+            tracker = self._trackers[session.session_id] = _Tracker(repo)
+        return tracker
+
+    def _chain(self, session: Session, tracker: _Tracker, step: Any) -> asyncio.Future[None]:
+        """Run ``step`` after the session's earlier scans (each diffs against the last)."""
+        previous = tracker.chain
+
+        async def run() -> None:
+            if previous is not None:
+                await asyncio.wait([previous])
+            try:
+                await step
+            except ShadowError as exc:
+                root = tracker.repo.root
+                if root not in self._failed:
+                    self._failed.add(root)
+                    self._warn(f"acp-lsp: changes made on disk in {root} are not tracked: {exc}")
+            except Exception:
+                log.exception("disk scan of session %s failed", session.session_id)
+
+        task = self._tasks.spawn(run(), name=f"disk scan {session.session_id}")
+        tracker.chain = task
+        return task
+
+    async def _baseline(self, session: Session, tracker: _Tracker) -> None:
+        tree = await tracker.repo.snapshot()
+        if tracker.tree is not None and tracker.tree != tree:
+            # changed between turns (the user, another program): not this turn's to review
+            log.info("session %s: folder changed between turns", session.session_id)
+        tracker.tree = tree
+
+    async def _scan(self, session: Session, tracker: _Tracker, tool_call_id: str | None) -> None:
+        old = tracker.tree
+        new = await tracker.repo.snapshot()
+        tracker.tree = new
+        if old is None:
+            return
+        deltas = await tracker.repo.deltas(old, new)
+        if not deltas:
+            return
+        sandbox = self._sandbox(session)
+        owner = tool_call_id or self._turn_owner(session)
+        synced: list[JsonObject] = []
+        for delta in deltas:
+            if not (sandbox.allow_outside or sandbox.contains(delta.path)):
+                continue
+            texts = await self._texts(tracker.repo, delta)
+            if texts is None:
+                continue
+            before, after = texts
+            self._review.record_disk_change(session, owner, delta.path, before, after)
+            entry = await self._sync_buffer(session, delta.path, before, after)
+            if entry is not None:
+                synced.append(entry)
+        if synced:
+            self._notify(
+                p.ACP_DOCUMENTS_SYNCED, {"sessionId": session.session_id, "documents": synced}
+            )
+
+    def _turn_owner(self, session: Session) -> str:
+        """Changes found at the turn's end go to its last tool call that may change files, else
+        to a tool call the bridge adds ("Files changed on disk")."""
+        for tool_call_id in reversed(session.turn_tool_call_ids()):
+            state = session.tool_call(tool_call_id) or {}
+            if state.get("kind") not in READ_ONLY_KINDS:
+                return tool_call_id
+        tool_call_id = f"{DISK_TOOL_CALL}{session.session_id}-{len(session.tool_calls())}"
+        self._publish(
+            session,
+            session.upsert_tool_call(
+                {
+                    "toolCallId": tool_call_id,
+                    "title": "Files changed on disk",
+                    "kind": "edit",
+                    "status": "completed",
+                }
+            ),
+        )
+        return tool_call_id
+
+    @staticmethod
+    async def _texts(repo: ShadowRepo, delta: FileDelta) -> tuple[str | None, str | None] | None:
+        """Both sides as text; None for a binary or huge file (not merged, not reviewable)."""
+        out: list[str | None] = []
+        for blob in (delta.before, delta.after):
+            if blob is None:
+                out.append(None)
+                continue
+            data = await repo.blob(blob)
+            if len(data) > MAX_TEXT_BYTES:
+                log.info("%s changed on disk but is too large to track", delta.path)
+                return None
+            try:
+                out.append(data.decode("utf-8"))
+            except UnicodeDecodeError:
+                log.info("%s changed on disk but is not UTF-8 text", delta.path)
+                return None
+        return out[0], out[1]
+
+    # -- buffers -----------------------------------------------------------------------------
+    async def _sync_buffer(
+        self, session: Session, path: str, before: str | None, after: str | None
+    ) -> JsonObject | None:
+        """Bring the open buffer of ``path`` (if any) to the new disk text, the user's unsaved
+        edits merged on top. Returns the ``acp/documentsSynced`` entry, or None."""
+        name = os.path.basename(path)
+        for _attempt in range(3):  # the user may type while the edit is on its way
+            doc = self._files.document(path)
+            if doc is None:
+                return None
+            buffer = doc.source
+            if after is None:
+                self._warn(
+                    f"acp-lsp: {session.agent} deleted {name}; its buffer still holds the text "
+                    "(acp/reviewEdit reject brings the file back)"
+                )
+                return None
+            base = self._files.bases.base(path)
+            if base is None:
+                base = before if before is not None else ""
+            if buffer in (after, base):
+                target = after
+            else:
+                merged = merge3(base, buffer, after)
+                if merged.text is None:
+                    lines = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in merged.conflicts)
+                    self._warn(
+                        f"acp-lsp: {session.agent} changed {name} on disk where you have unsaved "
+                        f"edits (lines {lines}); your buffer was kept. Saving it overwrites the "
+                        "agent's change; acp/reviewEdit shows it"
+                    )
+                    return {"uri": doc.uri, "version": doc.version, "conflict": True}
+                target = merged.text
+            try:
+                if target != buffer:
+                    done = await self._files.set_buffer(
+                        path, buffer, target, f"{session.agent}: {name} changed on disk"
+                    )
+                    if not done:
+                        continue
+            except BackendError as exc:
+                self._warn(f"acp-lsp: could not bring {name} up to date with the disk: {exc}")
+                return None
+            self._files.bases.synced(path, after)
+            doc = self._files.document(path)
+            if doc is None:
+                return None
+            return {"uri": doc.uri, "version": doc.version, "matchesDisk": doc.source == after}
+        return None
