@@ -5,6 +5,7 @@
     ./run bench --only streaming,latency
     ./run bench --out DIR             write DIR/latest.md and DIR/latest.json
     ./run bench --against DIR         also measure the server in DIR/acp_lsp (before/after)
+    ./run bench registry [ARGS]       only the ACP Registry probe (bench/registry_probe.py)
 
 Each client runs in its own process; where figures are compared they are measured
 alternately in the same run, so a busy machine slows them alike. The results go to
@@ -763,6 +764,11 @@ def markdown(sections: dict[str, Section], info: JsonObject) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["registry"]:  # its own run: it installs agents for about an hour
+        import registry_probe
+
+        return registry_probe.main(argv[1:])
     parser = argparse.ArgumentParser(description="acp-lsp benchmarks (medians, side by side)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one repeat (smoke)")
     parser.add_argument(
