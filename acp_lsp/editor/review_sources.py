@@ -1,0 +1,52 @@
+"""What a tool call tells review: the paths it names and the diffs it reports."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from acp_lsp.editor.review_rules import Diff
+
+
+def location_paths(locations: Any) -> list[str]:
+    if not isinstance(locations, list):
+        return []
+    return [
+        loc["path"]
+        for loc in locations
+        if isinstance(loc, dict) and isinstance(loc.get("path"), str)
+    ]
+
+
+_RAW_INPUT_PATH_KEYS = ("file_path", "filePath", "path", "notebook_path", "abs_path")
+
+
+def raw_input_paths(raw_input: Any) -> list[str]:
+    """Paths in a tool's input: claude-agent-acp's first ``tool_call`` of a Write names its
+    file only there, before the write, so this is the snapshot that predates it."""
+    if not isinstance(raw_input, dict):
+        return []
+    return [
+        value
+        for key in _RAW_INPUT_PATH_KEYS
+        if isinstance(value := raw_input.get(key), str) and os.path.isabs(value)
+    ]
+
+
+def diff_items(content: Any) -> list[tuple[str, Diff]]:
+    """The well-formed ``diff`` items of tool-call content: (path, Diff), in order."""
+    if not isinstance(content, list):
+        return []
+    out: list[tuple[str, Diff]] = []
+    for item in content:
+        if not isinstance(item, dict) or item.get("type") != "diff":
+            continue
+        path, old, new = item.get("path"), item.get("oldText"), item.get("newText")
+        if (
+            isinstance(path, str)
+            and path
+            and isinstance(new, str)
+            and (old is None or isinstance(old, str))
+        ):
+            out.append((path, Diff(old, new)))
+    return out
