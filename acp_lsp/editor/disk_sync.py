@@ -34,7 +34,8 @@ from acp_lsp.backends.base import BackendError
 from acp_lsp.disk.shadow import FileDelta, ShadowError, ShadowRepo, shadow_dir
 from acp_lsp.editor.files import DocumentFiles
 from acp_lsp.editor.review import ReviewManager
-from acp_lsp.sandbox import Sandbox
+from acp_lsp.editor.review_sources import diff_items, location_paths, raw_input_paths
+from acp_lsp.sandbox import Sandbox, SandboxError
 from acp_lsp.session import Session
 from acp_lsp.tasks import TaskOwner
 from acp_lsp.textedits import merge3
@@ -48,6 +49,7 @@ READ_ONLY_KINDS = frozenset({"read", "search", "think", "fetch"})
 MAX_TEXT_BYTES = 4 * 1024 * 1024
 """Larger changed files are not merged into buffers or kept for review (they are logged)."""
 BASELINE_WAIT_S = 0.25
+RELOAD_WAIT_S = 1.0
 DISK_TOOL_CALL = "acp-lsp-disk-"
 """Id prefix of the tool call the bridge adds for changes made outside any tool call."""
 
@@ -187,15 +189,22 @@ class DiskSync:
             return
         sandbox = self._sandbox(session)
         owner = tool_call_id or self._turn_owner(session)
+        named = self._named_paths(session, sandbox)
         synced: list[JsonObject] = []
         for delta in deltas:
             if not (sandbox.allow_outside or sandbox.contains(delta.path)):
                 continue
+            if self._files.is_own(delta.path, delta.after):
+                continue  # the bridge's own write (an fs write, a review undo): reviewed there
             texts = await self._texts(tracker.repo, delta)
             if texts is None:
                 continue
             before, after = texts
-            self._review.record_disk_change(session, owner, delta.path, before, after)
+            # a change goes to the latest tool call naming its file (one response may run
+            # several edits before the first one's scan), else to the call that just ended
+            self._review.record_disk_change(
+                session, named.get(delta.path, owner), delta.path, before, after
+            )
             entry = await self._sync_buffer(session, delta.path, before, after)
             if entry is not None:
                 synced.append(entry)
@@ -203,6 +212,25 @@ class DiskSync:
             self._notify(
                 p.ACP_DOCUMENTS_SYNCED, {"sessionId": session.session_id, "documents": synced}
             )
+
+    @staticmethod
+    def _named_paths(session: Session, sandbox: Sandbox) -> dict[str, str]:
+        """Real path -> the latest tool call of the turn that names it."""
+        named: dict[str, str] = {}
+        for tool_call_id in session.turn_tool_call_ids():
+            state = session.tool_call(tool_call_id) or {}
+            paths = [
+                *location_paths(state.get("locations")),
+                *raw_input_paths(state.get("rawInput")),
+                *(path for path, _ in diff_items(state.get("content"))),
+            ]
+            for path in paths:
+                if os.path.isabs(path):
+                    try:
+                        named[sandbox.resolve(path)] = tool_call_id
+                    except SandboxError:
+                        continue
+        return named
 
     def _turn_owner(self, session: Session) -> str:
         """Changes found at the turn's end go to its last tool call that may change files, else
@@ -251,7 +279,7 @@ class DiskSync:
         """Bring the open buffer of ``path`` (if any) to the new disk text, the user's unsaved
         edits merged on top. Returns the ``acp/documentsSynced`` entry, or None."""
         name = os.path.basename(path)
-        for _attempt in range(3):  # the user may type while the edit is on its way
+        for attempt in range(3):  # the user may type while the edit is on its way
             doc = self._files.document(path)
             if doc is None:
                 return None
@@ -286,6 +314,10 @@ class DiskSync:
                     if not done:
                         continue
             except BackendError as exc:
+                if attempt < 2:
+                    # refused as stale: the editor may have reloaded the file by itself
+                    await self._files.next_change(RELOAD_WAIT_S)
+                    continue
                 self._warn(f"acp-lsp: could not bring {name} up to date with the disk: {exc}")
                 return None
             self._files.bases.synced(path, after)

@@ -11,11 +11,10 @@ skipped) and asks editors that declared ``saveDocument`` to save, so the disk ma
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
-import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +26,17 @@ from pygls.workspace import TextDocument
 
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
+from acp_lsp.disk.shadow import blob_id
 from acp_lsp.editor.disk_bases import DiskBases
+from acp_lsp.editor.file_text import (
+    WritePlan,
+    match_line_endings,
+    plan_write,
+    read_disk,
+    slice_lines,
+)
 from acp_lsp.editor.workspace_edits import build_workspace_edit
-from acp_lsp.textedits import merge3, minimal_edits
+from acp_lsp.textedits import minimal_edits
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +45,6 @@ LANDING_TIMEOUT_S = 3.0
 # Diffing and merging texts past this size (characters) runs in a worker thread, so a huge
 # file does not stall the event loop (and every other session) while it is compared.
 OFFLOAD_CHARS = 200_000
-_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 
 
 def uri_for(path: str) -> str:
@@ -46,60 +52,6 @@ def uri_for(path: str) -> str:
     if uri is None:
         raise BackendError(p.INVALID_PARAMS, f"path {path} has no file URI")
     return uri
-
-
-def slice_lines(text: str, line: int | None, limit: int | None) -> str:
-    """ACP ``line`` (1-based; 0 treated as 1) and ``limit`` (line count).
-
-    Lines end at ``\\n`` only (a CRLF line keeps its ``\\r``): ``str.splitlines`` would also
-    break at form feeds and Unicode separators, and miscount the lines the agent means."""
-    if line is None and limit is None:
-        return text
-    lines = _LINE.findall(text)
-    start = max((line or 1) - 1, 0)
-    end = len(lines) if limit is None else start + limit
-    return "".join(lines[start:end])
-
-
-def match_line_endings(content: str, document: str | None) -> str:
-    """The agent's LF text in the CRLF convention of a document that uses CRLF throughout.
-
-    Agents often write LF whatever they read; left alone, every line of a CRLF document would
-    differ (one huge edit, a conflict with any user edit, and editors that normalise line
-    endings would not show the expected text). Content with any CR, and documents with mixed
-    endings, are taken as they are."""
-    if not document or "\r" in content or "\r\n" not in document:
-        return content
-    if document.count("\n") != document.count("\r\n"):
-        return content
-    return content.replace("\n", "\r\n")
-
-
-def read_disk(path: str) -> str:
-    """A file's exact text (no newline translation: CRLF stays CRLF)."""
-    with open(path, encoding="utf-8", newline="") as fh:
-        return fh.read()
-
-
-@dataclass
-class WritePlan:
-    """What a write turns the document into, and the edits that do it (or the conflict)."""
-
-    target: str | None
-    edits: list[types.TextEdit] = field(default_factory=list)
-    conflicts: list[tuple[int, int]] = field(default_factory=list)
-
-
-def plan_write(base: str | None, current: str | None, content: str, encoding: str) -> WritePlan:
-    """Merge ``content`` onto ``current`` when the user changed it since ``base`` (what the
-    agent read), then the minimal edits from ``current``. Pure, so it may run in a thread."""
-    target = content
-    if base is not None and current is not None and base != current:
-        merged = merge3(base, current, content)
-        if merged.text is None:
-            return WritePlan(None, conflicts=merged.conflicts)
-        target = merged.text
-    return WritePlan(target, minimal_edits(current or "", target, encoding))
 
 
 class WriteRefused(BackendError):
@@ -128,6 +80,9 @@ class DocumentFiles:
         self._changed = asyncio.Event()
         self.writes = 0
         self.bases = DiskBases()
+        # real path -> blob id of what the bridge itself last wrote there (None: deleted), so
+        # the disk scans do not take the bridge's own writes for the agent's
+        self._own: dict[str, str | None] = {}
 
     # -- documents -------------------------------------------------------------------------
     def document(self, path: str) -> TextDocument | None:
@@ -168,6 +123,19 @@ class DocumentFiles:
         """Called on every didOpen/didChange/didSave: wakes writers waiting for a landing."""
         self._changed.set()
         self._changed = asyncio.Event()
+
+    async def next_change(self, timeout: float) -> None:
+        """Until the next didOpen/didChange/didClose/didSave (at most ``timeout`` s)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout)
+
+    def _mark_own(self, path: str, text: str | None) -> None:
+        self._own[os.path.realpath(path)] = None if text is None else blob_id(text.encode())
+
+    def is_own(self, path: str, blob: str | None) -> bool:
+        """Whether the disk's ``blob`` (None: no file) at ``path`` is the bridge's own write."""
+        real = os.path.realpath(path)
+        return real in self._own and self._own[real] == blob
 
     def forget_session(self, session_id: str) -> None:
         for key in [k for k in self._bases if k[0] == session_id]:
@@ -264,6 +232,7 @@ class DocumentFiles:
     async def delete(self, path: str, label: str) -> None:
         """Remove a file the agent created: a ``DeleteFile`` edit where the editor takes one,
         else from disk when no buffer holds it (never behind an open buffer's back)."""
+        self._mark_own(path, None)
         doc = self.document(path)
         resource_ops = self._supports("workspace.workspace_edit.resource_operations") or []
         if (
@@ -312,8 +281,8 @@ class DocumentFiles:
         except OSError as exc:
             raise WriteRefused(p.INTERNAL_ERROR, f"cannot delete {path}: {exc}") from None
 
-    @staticmethod
-    def write_disk(path: str, text: str) -> None:
+    def write_disk(self, path: str, text: str) -> None:
+        self._mark_own(path, text)
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             Path(path).write_text(text, encoding="utf-8", newline="")
@@ -401,6 +370,8 @@ class DocumentFiles:
 
     async def _save(self, path: str, target: str) -> None:
         uri = self._uri(path)
+        self._mark_own(path, target)
+        self.bases.saved(path, target)
         try:
             saved = await asyncio.wait_for(self._save_document([uri]), timeout=30)
         except Exception as exc:

@@ -2,8 +2,9 @@
 
 ``window/showDocument {uri, takeFocus: false, selection}`` for tool-call locations (ACP lines
 are 1-based, LSP's 0-based), debounced per session (last one wins), only for absolute paths
-of existing files, switchable per session. A call is followed when its location is new, not
-again on every later change of the same call. The scheduler is injected so tests need no
+of existing files, switchable per session. An edit is followed to its first changed line
+(``follow_edits``). A call is followed when its target is new, not again on every later change
+of the same call. The scheduler is injected so tests need no
 sleeps.
 """
 
@@ -13,6 +14,8 @@ import logging
 import os
 from collections.abc import Callable
 from typing import Any, Protocol
+
+from acp_lsp.editor.follow_edits import edit_target
 
 log = logging.getLogger(__name__)
 
@@ -79,14 +82,10 @@ class Follower:
     ) -> None:
         if not self.enabled(session_id):
             return
-        locations = tool_call.get("locations")
-        if not isinstance(locations, list) or not locations:
-            return
-        for loc in locations:
-            target = location_target(loc)
-            if target is not None and allowed(target[0]):
-                break
-        else:
+        target = edit_target(tool_call)  # an edit: its first changed line, not its location
+        if target is None or not allowed(target[0]):
+            target = self._location(tool_call, allowed)
+        if target is None:
             return
         key = (session_id, str(tool_call.get("toolCallId")))
         if self._followed.get(key) == target:
@@ -97,6 +96,17 @@ class Follower:
         if timer is not None:
             timer.cancel()
         self._timers[session_id] = self._schedule(self.debounce_s, lambda: self._fire(session_id))
+
+    @staticmethod
+    def _location(tool_call: JsonObject, allowed: Callable[[str], bool]) -> tuple[str, int] | None:
+        locations = tool_call.get("locations")
+        if not isinstance(locations, list):
+            return None
+        for loc in locations:
+            target = location_target(loc)
+            if target is not None and allowed(target[0]):
+                return target
+        return None
 
     def _fire(self, session_id: str) -> None:
         self._timers.pop(session_id, None)

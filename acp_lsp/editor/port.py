@@ -14,8 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.capabilities import get_capability
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import to_fs_path
 
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError, PermissionAnswer
@@ -24,6 +23,7 @@ from acp_lsp.editor.disk_sync import DiskSync
 from acp_lsp.editor.elicitation import Elicitations
 from acp_lsp.editor.files import DocumentFiles
 from acp_lsp.editor.follow import Follower
+from acp_lsp.editor.follow_lsp import DocumentShower
 from acp_lsp.editor.log_limit import LogLimiter
 from acp_lsp.editor.permissions import PermissionBroker
 from acp_lsp.editor.progress import TurnProgress
@@ -72,7 +72,7 @@ class EditorSide:
             on_change=self._permission_change,
         )
         self.follower = Follower(
-            self._schedule, self._show_document, settings.follow_debounce_ms / 1000
+            self._schedule, DocumentShower(server).show, settings.follow_debounce_ms / 1000
         )
         self.follower.default = settings.follow_along
         self.progress = TurnProgress(server)
@@ -153,26 +153,6 @@ class EditorSide:
             wanted[path] for u in saved if isinstance(u, str) and (path := to_fs_path(u)) in wanted
         ]
 
-    def _show_document(self, path: str, line: int) -> None:
-        if not get_capability(
-            self.server.client_capabilities, "window.show_document.support", False
-        ):
-            return
-        uri = from_fs_path(path)
-        if uri is None:
-            return
-        pos = types.Position(line=line, character=0)
-        params = types.ShowDocumentParams(
-            uri=uri, take_focus=False, selection=types.Range(start=pos, end=pos)
-        )
-        self.server.tasks.spawn(self._show(params), name="follow")
-
-    async def _show(self, params: types.ShowDocumentParams) -> None:
-        try:
-            await asyncio.wait_for(self.server.window_show_document_async(params), timeout=10)
-        except Exception as exc:
-            log.info("showDocument failed: %s", exc)
-
     def show_message(self, message: str, level: str = "info") -> None:
         self.server.window_show_message(
             types.ShowMessageParams(
@@ -211,8 +191,12 @@ class EditorSide:
             if update.get("sessionUpdate") == "tool_call":
                 state = update.get("toolCall")
                 if isinstance(state, dict):
+                    followed = state
+                    if "content" not in state and state.get("kind") == "edit":
+                        # content unchanged (not resent): an edit is followed by its diff
+                        followed = session.tool_call(state["toolCallId"]) or state
                     self.follower.on_tool_call(
-                        session.session_id, state, allowed=self._followable(session)
+                        session.session_id, followed, allowed=self._followable(session)
                     )
                     self.progress.report(session.session_id, state)
                     self.review.on_tool_call(session, state)

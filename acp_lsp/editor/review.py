@@ -17,8 +17,10 @@ from typing import Any
 
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
-from acp_lsp.editor.files import DocumentFiles, read_disk
+from acp_lsp.editor.file_text import read_disk
+from acp_lsp.editor.files import DocumentFiles
 from acp_lsp.editor.review_rules import Diff, Snapshot, plan_reject
+from acp_lsp.editor.review_sources import diff_items, location_paths, raw_input_paths
 from acp_lsp.editor.review_state import (
     OPEN_STATUSES,
     CallChanges,
@@ -91,10 +93,10 @@ class ReviewManager:
         if not isinstance(content, list):  # an append-only update omits content
             full = session.tool_call(tool_call_id) or {}
             content = full.get("content")
-        diffs = _diff_items(content)
+        diffs = diff_items(content)
         named = [
-            *_location_paths(state.get("locations")),
-            *_raw_input_paths(state.get("rawInput")),
+            *location_paths(state.get("locations")),
+            *raw_input_paths(state.get("rawInput")),
             *(path for path, _ in diffs),
         ]
         call = changes.calls.get(tool_call_id)
@@ -365,47 +367,3 @@ def _resolve(sandbox: Sandbox, session: Session, path: str) -> str | None:
         return sandbox.resolve(path)
     except SandboxError:
         return None
-
-
-def _location_paths(locations: Any) -> list[str]:
-    if not isinstance(locations, list):
-        return []
-    return [
-        loc["path"]
-        for loc in locations
-        if isinstance(loc, dict) and isinstance(loc.get("path"), str)
-    ]
-
-
-_RAW_INPUT_PATH_KEYS = ("file_path", "filePath", "path", "notebook_path", "abs_path")
-
-
-def _raw_input_paths(raw_input: Any) -> list[str]:
-    """Paths in a tool's input: claude-agent-acp's first ``tool_call`` of a Write names its
-    file only there, before the write, so this is the snapshot that predates it."""
-    if not isinstance(raw_input, dict):
-        return []
-    return [
-        value
-        for key in _RAW_INPUT_PATH_KEYS
-        if isinstance(value := raw_input.get(key), str) and os.path.isabs(value)
-    ]
-
-
-def _diff_items(content: Any) -> list[tuple[str, Diff]]:
-    """The well-formed ``diff`` items of tool-call content: (path, Diff), in order."""
-    if not isinstance(content, list):
-        return []
-    out: list[tuple[str, Diff]] = []
-    for item in content:
-        if not isinstance(item, dict) or item.get("type") != "diff":
-            continue
-        path, old, new = item.get("path"), item.get("oldText"), item.get("newText")
-        if (
-            isinstance(path, str)
-            and path
-            and isinstance(new, str)
-            and (old is None or isinstance(old, str))
-        ):
-            out.append((path, Diff(old, new)))
-    return out

@@ -226,9 +226,10 @@ async def test_claude_write_with_null_old_text_over_an_existing_file(
     sid = await run_turn(editor)
     assert read(workspace, APP) == "print('rewritten')\n"
     path = str(workspace / APP)
+    # the bridge saw the change on disk too: it says what kind it was
     assert await shown_review(editor, sid, "w1") == {
         "status": "pending",
-        "files": [{"path": path, "status": "pending"}],
+        "files": [{"path": path, "status": "pending", "change": "modified"}],
     }
 
     result = await review(editor, sid, "reject", toolCallId="w1")
@@ -303,7 +304,8 @@ async def test_null_old_text_over_a_file_from_an_earlier_turn_is_not_deleted(
     launch: Launch, workspace: Path
 ) -> None:
     """Written and reported with null in a later turn, with nothing naming it first: the
-    bridge cannot restore it, and it must not delete a file that existed."""
+    report alone cannot restore it, but the bridge's disk snapshot before the tool call can;
+    a file that existed is never deleted."""
     editor = await launch(
         turns(
             write_then_report("t1", "notes.txt", None, "first\n"),
@@ -316,19 +318,19 @@ async def test_null_old_text_over_a_file_from_an_earlier_turn_is_not_deleted(
     result = await review(editor, sid, "reject")
 
     (file,) = result["files"]
-    assert result["applied"] is False and file["status"] == "failed"
-    assert "notes.txt" in file["message"]
-    assert read(workspace, "notes.txt") == "second\n"
+    assert result["applied"] is True and file["status"] == "rejected"
+    assert read(workspace, "notes.txt") == "first\n"
 
 
-async def test_a_file_the_user_changed_since_is_not_touched(
+async def test_a_file_the_user_changed_since_keeps_their_text(
     launch: Launch, workspace: Path
 ) -> None:
+    """The user rewrote the agent's line in the buffer (unsaved): the reject restores the disk
+    (the agent's change was made there) and leaves the user's buffer as they wrote it."""
     original = read(workspace, APP)
     old, new, after = edit_snippet(original)
     editor = await launch(turns(claude_edit("e1", APP, old, new, after)))
     sid = await run_turn(editor)
-    # the user rewrites the line the agent changed, in the buffer (unsaved)
     mine = after.replace("reviewed demo", "my own words")
     editor.open(workspace / APP, after)
     editor.type_text(workspace / APP, mine)
@@ -336,19 +338,19 @@ async def test_a_file_the_user_changed_since_is_not_touched(
 
     result = await review(editor, sid, "reject", toolCallId="e1")
 
-    (file,) = result["files"]
-    assert result["applied"] is False
-    assert file["status"] == "failed"
-    assert "changed since" in file["message"] and str(workspace / APP) in file["message"]
-    assert editor.doc(workspace / APP).text == mine
-    assert read(workspace, APP) == after
-    assert len(editor.applied_edits) == edits_before, "no edit was even proposed"
-    review_state = await shown_review(editor, sid, "e1")
-    assert review_state["status"] == "failed"
-    # still reviewable: the user keeps it
-    result = await review(editor, sid, "accept")
     assert result["applied"] is True
-    assert (await shown_review(editor, sid, "e1"))["status"] == "accepted"
+    assert read(workspace, APP) == original
+    assert editor.doc(workspace / APP).text == mine
+    assert len(editor.applied_edits) == edits_before, "the user's line was not touched"
+    conflicts = [
+        doc
+        for method, params in editor.notifications
+        if method == p.ACP_DOCUMENTS_SYNCED
+        for doc in params["documents"]
+        if doc.get("conflict")
+    ]
+    assert [c["uri"] for c in conflicts] == [editor.doc(workspace / APP).uri]
+    assert (await shown_review(editor, sid, "e1"))["status"] == "rejected"
 
 
 async def test_user_lines_added_elsewhere_survive_a_reject(launch: Launch, workspace: Path) -> None:
