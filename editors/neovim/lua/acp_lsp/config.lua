@@ -185,6 +185,7 @@ function M.lsp_config()
       [r.save_document] = handler('save_document'),
       [r.elicitation] = handler('elicitation'),
       [n.elicitation_complete] = handler('elicitation_complete'),
+      [n.documents_synced] = handler('documents_synced'),
       ['window/showDocument'] = handler('show_document'),
       ['workspace/applyEdit'] = handler('apply_edit'),
       ['window/logMessage'] = handler('log_message'),

@@ -38,6 +38,11 @@ function M.elicitation_complete(_, params)
   require('acp_lsp.elicitation').complete(params)
 end
 
+--- acp/documentsSynced: buffers that now hold the new disk text (documents.lua).
+function M.documents_synced(_, params)
+  require('acp_lsp.documents').synced(params)
+end
+
 --- acp/saveDocument {uris} -> {saved}: write the buffers an agent edit touched, so the disk
 --- matches before the agent runs commands.
 function M.save_document(_, params)
@@ -88,7 +93,9 @@ end
 --- step per edit, unsaved user text kept). The label is logged rather than printed.
 function M.apply_edit(err, params, ctx)
   local client_mod = require('acp_lsp.client')
+  local documents = require('acp_lsp.documents')
   local client = vim.lsp.get_client_by_id(ctx.client_id)
+  local targets, ticks = {}, {}
   if params and params.edit then
     for _, uri in ipairs(edit_uris(params.edit)) do
       local ok, fname = pcall(vim.uri_to_fname, uri)
@@ -97,6 +104,8 @@ function M.apply_edit(err, params, ctx)
         vim.fn.bufload(buf)
         vim.bo[buf].buflisted = true
         client_mod.attach(buf, client)
+        table.insert(targets, buf)
+        ticks[buf] = vim.b[buf].changedtick
       end
     end
     if params.label then
@@ -105,8 +114,12 @@ function M.apply_edit(err, params, ctx)
       params.label = nil
     end
   end
+  -- The texts before the edit: an edit that brings a buffer to the file's new disk text is
+  -- followed by acp/documentsSynced, which reloads from there (documents.lua).
+  local before = documents.snapshot(targets)
   local core = vim.lsp.handlers['workspace/applyEdit']
   local result = core(err, params, ctx)
+  documents.edited(before, ticks)
   if params and params.edit then
     -- Newly created files become buffers only inside the core handler.
     for _, uri in ipairs(edit_uris(params.edit)) do

@@ -35,6 +35,7 @@ M.notifications = {
   session_status = 'acp/sessionStatus',
   terminal_output = 'acp/terminalOutput',
   elicitation_complete = 'acp/elicitationComplete',
+  documents_synced = 'acp/documentsSynced',
 }
 
 --- Server -> editor requests.
