@@ -165,6 +165,10 @@ function M.handle_status(params)
   local was = session.status
   session.status = params.status
   if ENDED[params.status] and was ~= params.status and was ~= 'idle' then
+    local changes = transcript.add_changes(session)
+    if changes then
+      emit(session, { type = 'new_block', index = changes })
+    end
     local note
     if params.error ~= nil and params.error ~= vim.NIL then
       local e = params.error

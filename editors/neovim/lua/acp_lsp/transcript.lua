@@ -150,7 +150,12 @@ function M.apply_update(session, update)
       return {}
     end
     local index, created = upsert_tool_call(session, state, update.contentAppend)
-    return { { type = created and 'new_block' or 'block', index = index } }
+    local events = { { type = created and 'new_block' or 'block', index = index } }
+    local changes = session.changes_of and session.changes_of[state.toolCallId]
+    if changes then -- its review shows in a "files changed" block too
+      table.insert(events, { type = 'block', index = changes })
+    end
+    return events
   elseif kind == 'plan' then
     session.plan = update.entries or {}
     local index = session.plan_block
@@ -180,6 +185,55 @@ function M.apply_update(session, update)
     return {} -- unknown variants are passed through by the server and ignored here
   end
   return { { type = 'header' } }
+end
+
+--- Files in the review of a tool call: {path, status, change?, message?}[].
+---@param tc table?
+---@return table[]
+function M.review_files(tc)
+  local review = type(tc) == 'table' and tc.review
+  local out = {}
+  if type(review) == 'table' and type(review.files) == 'table' then
+    for _, f in ipairs(review.files) do
+      if type(f) == 'table' and type(f.path) == 'string' then
+        table.insert(out, f)
+      end
+    end
+  end
+  return out
+end
+
+--- Close the turn that just ended with a "files changed" block when its tool calls changed
+--- files (their review lists them). Returns the block's index, or nil.
+---@param session acp_lsp.Session
+---@return integer?
+function M.add_changes(session)
+  local first = 1
+  for i = #session.blocks, 1, -1 do
+    local b = session.blocks[i]
+    if b.type == 'changes' then
+      return nil -- this turn has its block already
+    elseif b.type == 'message' and b.role == 'user' then
+      first = i
+      break
+    end
+  end
+  local ids = {}
+  for i = first, #session.blocks do
+    local b = session.blocks[i]
+    if b.type == 'tool_call' and #M.review_files(session.tool_calls[b.id]) > 0 then
+      table.insert(ids, b.id)
+    end
+  end
+  if #ids == 0 then
+    return nil
+  end
+  local index = M.add_block(session, { type = 'changes', tool_call_ids = ids })
+  session.changes_of = session.changes_of or {}
+  for _, id in ipairs(ids) do
+    session.changes_of[id] = index
+  end
+  return index
 end
 
 --- The current value of a config option of category `mode` (agents moving to ACP v2 report

@@ -32,7 +32,8 @@
 ---@field cwd string
 ---@field status string idle|running|awaiting_permission|cancelling|failed|closed
 ---@field seq integer last acp/sessionUpdate seq applied
----@field blocks table[] transcript: {type='message', role, text, message_id?} | {type='tool_call', id} | {type='plan'} | {type='notice', text}
+---@field blocks table[] transcript: {type='message', role, text, message_id?} | {type='tool_call', id} | {type='plan'} | {type='notice', text} | {type='changes', tool_call_ids}
+---@field changes_of table<string, integer>? toolCallId -> index of the "files changed" block listing its files
 ---@field tool_calls table<string, table> ToolCallState by toolCallId
 ---@field terminals table<string, {output: string, truncated?: boolean, exit_status?: table}>
 ---@field permissions table<string, acp_lsp.PendingPermission> pending prompts by toolCallId

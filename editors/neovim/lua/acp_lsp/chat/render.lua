@@ -264,6 +264,109 @@ function M.tool_call(session, id)
   return out
 end
 
+M.CHANGE_MARK = { created = 'A', modified = 'M', deleted = 'D' }
+M.CHANGES_HINT = 'ga keep · gr reject (here: every file) · gA / gR: all of the last turn'
+local REVIEW_HL = {
+  pending = 'DiagnosticWarn',
+  accepted = 'DiagnosticOk',
+  rejected = 'Comment',
+  failed = 'DiagnosticError',
+}
+
+--- Lines added and removed by the diffs a tool call reported for `path` (nil: none reported,
+--- e.g. a file a shell command changed).
+local function diff_counts(tc, path, counts)
+  for _, item in ipairs(type(tc.content) == 'table' and tc.content or {}) do
+    if type(item) == 'table' and item.type == 'diff' and item.path == path then
+      local old = type(item.oldText) == 'string' and item.oldText or ''
+      local new = type(item.newText) == 'string' and item.newText or ''
+      local diff_fn = (vim.text and vim.text.diff) or vim.diff
+      for _, h in ipairs(diff_fn(with_newline(old), with_newline(new), { result_type = 'indices' }) or {}) do
+        counts.removed, counts.added = (counts.removed or 0) + h[2], (counts.added or 0) + h[4]
+      end
+    end
+  end
+end
+
+--- The files of a "files changed" block: one entry per path, in the order first changed.
+---@return table[] {path, change?, status, message?, ids: string[] (tool calls), added?, removed?}
+function M.changed_files(session, block)
+  local files, by_path = {}, {}
+  for _, id in ipairs(block.tool_call_ids or {}) do
+    local tc = session.tool_calls[id] or {}
+    for _, f in ipairs(require('acp_lsp.transcript').review_files(tc)) do
+      local entry = by_path[f.path]
+      if not entry then
+        entry = { path = f.path, change = f.change, ids = {}, statuses = {} }
+        by_path[f.path] = entry
+        table.insert(files, entry)
+      elseif f.change == 'deleted' or (f.change == 'created' and entry.change == 'deleted') then
+        entry.change = f.change == 'created' and 'modified' or 'deleted'
+      end
+      table.insert(entry.ids, id)
+      table.insert(entry.statuses, tostring(f.status or 'pending'))
+      entry.message = f.message or entry.message
+      diff_counts(tc, f.path, entry)
+    end
+  end
+  for _, entry in ipairs(files) do
+    -- Still to review while any of its changes is; else how the last one ended.
+    entry.status = vim.tbl_contains(entry.statuses, 'pending') and 'pending'
+      or entry.statuses[#entry.statuses]
+    entry.statuses = nil
+  end
+  return files
+end
+
+--- "N files changed": every file the turn's tool calls changed, with keys to keep / reject.
+---@param session acp_lsp.Session
+---@param block table {type='changes', tool_call_ids}
+---@return acp_lsp.Rendered
+function M.changes(session, block)
+  local out = { lines = {}, hls = {}, sections = {} }
+  local files = M.changed_files(session, block)
+  local all = {}
+  for _, id in ipairs(block.tool_call_ids or {}) do
+    table.insert(all, { toolCallId = id })
+  end
+  local title = ('≡ %d file%s changed'):format(#files, #files == 1 and '' or 's')
+  local header = title .. '  ' .. M.CHANGES_HINT
+  local row = add(out, header, nil, { targets = all })
+  table.insert(out.hls, { row, 'Title', 0, #title })
+  table.insert(out.hls, { row, 'Comment', #title, #header })
+  local width = 0
+  for _, f in ipairs(files) do
+    f.short = short_path(f.path, session.cwd)
+    width = math.max(width, vim.fn.strdisplaywidth(f.short))
+  end
+  for _, f in ipairs(files) do
+    local targets = {}
+    for _, id in ipairs(f.ids) do
+      table.insert(targets, { toolCallId = id, path = f.path })
+    end
+    local counts = f.added and ('+%d -%d'):format(f.added, f.removed or 0) or ''
+    local left = ('  %s %s%s  '):format(
+      M.CHANGE_MARK[f.change] or '~',
+      f.short,
+      (' '):rep(width - vim.fn.strdisplaywidth(f.short))
+    )
+    local kind = ('%-8s'):format(f.change or 'changed')
+    local mid = ('  %-9s  '):format(counts)
+    local line = left .. kind .. mid .. f.status
+    if f.message then
+      line = line .. ' — ' .. tostring(f.message)
+    end
+    row = add(out, line, nil, { path = f.path, targets = targets })
+    local kind_hl = f.change == 'created' and 'Added' or f.change == 'deleted' and 'Removed' or 'Changed'
+    table.insert(out.hls, { row, kind_hl, 2, 3 })
+    table.insert(out.hls, { row, 'Directory', 4, 4 + #f.short })
+    table.insert(out.hls, { row, kind_hl, #left, #left + #kind })
+    local status_col = #left + #kind + #mid
+    table.insert(out.hls, { row, REVIEW_HL[f.status] or 'Comment', status_col, #line })
+  end
+  return out
+end
+
 ---@param session acp_lsp.Session
 ---@return acp_lsp.Rendered
 function M.plan(session)
@@ -300,6 +403,8 @@ function M.block(session, block, last)
     return M.tool_call(session, block.id)
   elseif block.type == 'plan' then
     return M.plan(session)
+  elseif block.type == 'changes' then
+    return M.changes(session, block)
   elseif block.type == 'notice' then
     add(out, '── ' .. block.text .. ' ──', 'WarningMsg')
   else

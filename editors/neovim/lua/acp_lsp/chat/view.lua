@@ -392,6 +392,7 @@ function M.item_at_cursor(win)
   end
   if section then
     item.path, item.line, item.terminal_id = section.path, section.line, section.terminal_id
+    item.targets = section.targets -- a "files changed" block: what keep / reject act on
   end
   return item
 end
