@@ -31,6 +31,7 @@ from tests.model_server.script import (
 
 API = "anthropic"
 MODEL = "claude-scripted"
+SUGGESTION = "[SUGGESTION MODE"
 _ids = count(1)
 
 
@@ -92,11 +93,14 @@ def side_answer(body: JsonObject) -> tuple[str, str | None]:
         return json.dumps(sample_json(fmt.get("schema") or {})), None
     if "</severity>" in (body.get("stop_sequences") or []):
         return "<severity>5", "</severity>"
-    if "<severity>" in text_of(body):
+    text = text_of(body)
+    if "<severity>" in text:
         return (
             "<thinking>A routine change in the workspace.</thinking>\n<severity>5</severity>",
             None,
         )
+    if SUGGESTION in text:
+        return "run the tests", None
     return "Scripted session", None
 
 
@@ -108,10 +112,15 @@ def tool_schemas(body: JsonObject) -> dict[str, Any]:
     }
 
 
-def is_turn(body: JsonObject, step: Step) -> bool:
-    """A request that carries the agent's own tools (Read…/Bash) is part of the turn."""
+def is_turn(body: JsonObject) -> bool:
+    """A request that carries the agent's own tools (Read…/Bash) is part of the turn, except
+    the next-prompt suggestion Claude Code forks from the conversation after a turn."""
     tools = tool_schemas(body)
-    return any(n in tools for n in ("Read", "Bash", "Edit", "Write"))
+    if not any(n in tools for n in ("Read", "Bash", "Edit", "Write")):
+        return False
+    messages = body.get("messages") or []
+    last = _blocks(messages[-1]) if messages else []
+    return not any(str(b.get("text", "")).startswith(SUGGESTION) for b in last)
 
 
 def _sse(event: str, data: JsonObject) -> bytes:
@@ -218,7 +227,7 @@ def routes(state: ServerState) -> list[Route]:
         step = state.script.step(turn, index)
         entry = Recorded(API, "POST", request.url.path, request.url.query, body, step=step)
         stop_sequence = None
-        if not is_turn(body, step):
+        if not is_turn(body):
             entry.kind, entry.step = "side", None
             text, stop_sequence = side_answer(body)
             step = Say(text)

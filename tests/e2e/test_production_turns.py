@@ -1,0 +1,282 @@
+"""Claude and Codex do whole coding turns through the real acp-lsp server, offline.
+
+Each agent runs from its pinned install (scripts/fetch-agents.sh) with its model API pointed
+at the scripted model server (tests/model_server), which plays read → edit → answer and
+friends. What is asserted is what a user sees in the editor: the answer, the tool calls
+(title, kind, status, diff), the permission prompts, and the file on disk. docs/agents.md
+records what each agent did in these turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_lsp import protocol as p
+from tests.model_server import ModelServer, Say, Script, Tool
+from tests.model_server.script import read_edit_answer, several_turns, shell_edit, stall
+from tests.support.lsp_editor import TestEditor, pick
+from tests.support.production import start_agent
+
+pytestmark = pytest.mark.timeout(240)
+
+GREET = 'def greet(name):\n    return f"Hello, {name}!"\n'
+TURN = 180.0  # a whole turn on a shared 2-core machine: generous, never asserted on
+
+
+@pytest.fixture
+def model() -> Iterator[ModelServer]:
+    with ModelServer() as server:
+        yield server
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "greet.py").write_text(GREET, encoding="utf-8")
+    return root
+
+
+def answer(editor: TestEditor, sid: str) -> list[str]:
+    """The agent's messages, as the editor shows them."""
+    model = editor.sessions[sid]
+    return [
+        "".join(b.get("text", "") for b in m["content"] if b.get("type") == "text")
+        for m in model.messages
+        if m["role"] == "agent"
+    ]
+
+
+def tool_calls(editor: TestEditor, sid: str) -> list[dict[str, Any]]:
+    return list(editor.sessions[sid].tool_calls.values())
+
+
+def diffs(call: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for c in call.get("content") or [] if c.get("type") == "diff"]
+
+
+async def session(editor: TestEditor, mode: str | None = None) -> str:
+    sid = str((await editor.new_session())["sessionId"])
+    if mode is not None:
+        await editor.acp(p.ACP_SET_MODE, {"sessionId": sid, "modeId": mode})
+    return sid
+
+
+async def finish(editor: TestEditor, model: ModelServer) -> None:
+    await editor.shutdown_session()
+    assert not editor.schema_errors, editor.schema_errors
+    # the agent called nothing the scripted model does not serve
+    assert model.unknown_requests() == [], model.unknown_requests()
+
+
+# -- Claude ------------------------------------------------------------------------------------
+
+
+async def test_claude_reads_edits_and_answers(tmp_path: Path, ws: Path, model: ModelServer) -> None:
+    model.script = read_edit_answer(str(ws))
+    editor = await start_agent(tmp_path, ws, "claude", model)
+    editor.open(ws / "greet.py")  # the user has the file open (sync is asserted elsewhere)
+    sid = await session(editor)  # Claude's own default mode: auto
+    result = await editor.prompt(sid, "Change the greeting to Howdy.", timeout=TURN)
+    assert result["stopReason"] == "end_turn"
+    assert answer(editor, sid)[-1].endswith("I updated the greeting in greet.py.")
+    read, edit = tool_calls(editor, sid)
+    assert (read["kind"], read["title"], read["status"]) == ("read", "Read greet.py", "completed")
+    assert read["locations"][0]["path"] == str(ws / "greet.py")
+    assert (edit["kind"], edit["title"], edit["status"]) == ("edit", "Edit greet.py", "completed")
+    # Claude first reports the replaced snippets, then the hunk with its context lines
+    [diff] = diffs(edit)
+    assert (diff["path"], diff["oldText"], diff["newText"]) == (
+        str(ws / "greet.py"),
+        GREET.rstrip("\n"),
+        GREET.replace("Hello", "Howdy").rstrip("\n"),
+    )
+    snippet = edit["rawInput"]
+    assert (snippet["old_string"], snippet["new_string"]) == ("Hello", "Howdy")
+    # Claude edits on disk itself (no fs/* through the editor)
+    assert (ws / "greet.py").read_text(encoding="utf-8") == GREET.replace("Hello", "Howdy")
+    assert [r.step for r in model.turn_requests()] == model.script.turns[0]
+    assert editor.permission_requests == []  # auto mode asks nobody
+    await finish(editor, model)
+
+
+async def test_claude_manual_mode_asks_before_a_shell_command(
+    tmp_path: Path, ws: Path, model: ModelServer
+) -> None:
+    model.script = shell_edit(str(ws))
+    editor = await start_agent(tmp_path, ws, "claude", model)
+    editor.permission_policy = pick("allow_once")
+    sid = await session(editor, "default")  # "Manual": always ask before making changes
+    result = await editor.prompt(sid, "Use sed to change the greeting.", timeout=TURN)
+    assert result["stopReason"] == "end_turn"
+    [asked] = editor.permission_requests
+    assert "sed -i 's/Hello/Howdy/'" in asked["toolCall"]["title"]
+    assert asked["toolCall"]["kind"] == "execute"
+    assert {o["kind"] for o in asked["options"]} >= {"allow_once", "reject_once"}
+    [bash] = tool_calls(editor, sid)
+    assert (bash["kind"], bash["status"]) == ("execute", "completed")
+    assert (ws / "greet.py").read_text(encoding="utf-8") == GREET.replace("Hello", "Howdy")
+    assert answer(editor, sid)[-1] == "I ran sed on greet.py."
+    await finish(editor, model)
+
+
+async def test_claude_manual_mode_edit_the_user_rejects_stays_undone(
+    tmp_path: Path, ws: Path, model: ModelServer
+) -> None:
+    model.script = read_edit_answer(str(ws))
+    editor = await start_agent(tmp_path, ws, "claude", model)
+    editor.permission_policy = pick("reject_once")
+    sid = await session(editor, "default")
+    result = await editor.prompt(sid, "Change the greeting.", timeout=TURN)
+    assert result["stopReason"] == "end_turn"
+    [asked] = editor.permission_requests  # the read needs no permission, the edit does
+    assert asked["toolCall"]["title"] == "Edit greet.py"
+    edit = tool_calls(editor, sid)[-1]
+    assert edit["kind"] == "edit" and edit["status"] == "failed"
+    assert (ws / "greet.py").read_text(encoding="utf-8") == GREET
+    await finish(editor, model)
+
+
+async def test_claude_writes_a_new_file_and_deletes_one(
+    tmp_path: Path, ws: Path, model: ModelServer
+) -> None:
+    notes = ws / "notes.txt"
+    model.script = Script(
+        "write-delete",
+        [
+            [
+                Tool("write", {"path": str(notes), "content": "remember the milk\n"}),
+                Tool("shell", {"command": f"rm {ws / 'greet.py'}"}),
+                Say("Wrote notes.txt and removed greet.py."),
+            ]
+        ],
+    )
+    editor = await start_agent(tmp_path, ws, "claude", model)
+    sid = await session(editor, "acceptEdits")
+    result = await editor.prompt(sid, "Write notes, drop greet.py.", timeout=TURN)
+    assert result["stopReason"] == "end_turn"
+    write, rm = tool_calls(editor, sid)
+    assert (write["kind"], write["status"]) == ("edit", "completed")
+    [diff] = diffs(write)
+    assert diff["path"] == str(notes) and diff["newText"] == "remember the milk\n"
+    assert not diff.get("oldText")
+    assert (rm["kind"], rm["status"]) == ("execute", "completed")
+    # acceptEdits: a new file and an `rm` in the workspace are edits, asked of nobody
+    assert editor.permission_requests == []
+    assert notes.read_text(encoding="utf-8") == "remember the milk\n"
+    assert not (ws / "greet.py").exists()
+    await finish(editor, model)
+
+
+async def test_claude_several_turns_in_one_session(
+    tmp_path: Path, ws: Path, model: ModelServer
+) -> None:
+    model.script = several_turns(str(ws), turns=3)
+    editor = await start_agent(tmp_path, ws, "claude", model)
+    sid = await session(editor)
+    for n in range(3):
+        result = await editor.prompt(sid, f"Turn {n + 1}, please.", timeout=TURN)
+        assert result["stopReason"] == "end_turn"
+    texts = answer(editor, sid)
+    assert [t for t in texts if t.startswith("Turn")] == [
+        "Turn 1: I read it.",
+        "Turn 2: done.",
+        "Turn 3: done.",
+    ]
+    # every turn's request carried the whole conversation so far
+    assert [r.step for r in model.turn_requests()] == [
+        step for turn in model.script.turns for step in turn
+    ]
+    [read] = tool_calls(editor, sid)
+    assert read["kind"] == "read" and read["status"] == "completed"
+    await finish(editor, model)
+
+
+async def cancel_mid_stream(editor: TestEditor, model: ModelServer, sid: str) -> None:
+    turn = asyncio.ensure_future(editor.prompt(sid, "Tell me a story.", timeout=TURN))
+    assert await asyncio.to_thread(model.wait_stalled, TURN), "the answer never started"
+    # the first pieces reach the editor before the stall
+    await editor.wait_for(lambda: any(answer(editor, sid)), timeout=TURN)
+    assert (await editor.acp(p.ACP_CANCEL, {"sessionId": sid})) == {}
+    result = await turn
+    model.release()
+    assert result["stopReason"] == "cancelled"
+    assert editor.status_values(sid)[-1] == "idle"
+
+
+async def test_claude_cancel_mid_stream_ends_cancelled(
+    tmp_path: Path, ws: Path, model: ModelServer
+) -> None:
+    model.script = stall()
+    editor = await start_agent(tmp_path, ws, "claude", model)
+    sid = await session(editor)
+    await cancel_mid_stream(editor, model, sid)
+    assert "one two" in "".join(answer(editor, sid))
+    await finish(editor, model)
+
+
+# -- Codex -------------------------------------------------------------------------------------
+# Codex's sandbox helper needs bubblewrap and user namespaces; where it cannot sandbox, every
+# command fails in read-only and auto. full-access runs commands unsandboxed, as a user would
+# choose on such a machine.
+
+
+async def test_codex_reads_edits_and_answers(tmp_path: Path, ws: Path, model: ModelServer) -> None:
+    model.script = read_edit_answer(str(ws))
+    editor = await start_agent(tmp_path, ws, "codex", model)
+    editor.open(ws / "greet.py")
+    sid = await session(editor, "full-access")
+    result = await editor.prompt(sid, "Change the greeting to Howdy.", timeout=TURN)
+    assert result["stopReason"] == "end_turn"
+    assert answer(editor, sid)[-1] == "I updated the greeting in greet.py."
+    read, edit = tool_calls(editor, sid)
+    # Codex reads with `cat` and says so as a read
+    assert (read["kind"], read["title"], read["status"]) == ("read", "Read greet.py", "completed")
+    assert read["locations"] == [{"path": str(ws / "greet.py")}]
+    # and edits with apply_patch: the diff is the hunk with its context
+    assert (edit["kind"], edit["status"]) == ("edit", "completed")
+    assert edit["title"] == f"Edit {ws / 'greet.py'}"
+    [diff] = diffs(edit)
+    assert diff["oldText"] == GREET and diff["newText"] == GREET.replace("Hello", "Howdy")
+    assert (ws / "greet.py").read_text(encoding="utf-8") == GREET.replace("Hello", "Howdy")
+    calls = [r.body["input"][-1] for r in model.turn_requests()[1:]]
+    assert [c["type"] for c in calls] == ["function_call_output"] * 2
+    await finish(editor, model)
+
+
+async def test_codex_shell_command_changes_a_file(
+    tmp_path: Path, ws: Path, model: ModelServer
+) -> None:
+    model.script = shell_edit(str(ws))
+    editor = await start_agent(tmp_path, ws, "codex", model)
+    sid = await session(editor, "full-access")
+    result = await editor.prompt(sid, "Use sed to change the greeting.", timeout=TURN)
+    assert result["stopReason"] == "end_turn"
+    [sed] = tool_calls(editor, sid)
+    assert sed["status"] == "completed" and "sed -i" in sed["title"]
+    assert (ws / "greet.py").read_text(encoding="utf-8") == GREET.replace("Hello", "Howdy")
+    assert answer(editor, sid)[-1] == "I ran sed on greet.py."
+    await finish(editor, model)
+
+
+async def test_codex_several_turns_and_a_cancel(
+    tmp_path: Path, ws: Path, model: ModelServer
+) -> None:
+    model.script = several_turns(str(ws), turns=2)
+    editor = await start_agent(tmp_path, ws, "codex", model)
+    sid = await session(editor, "full-access")
+    for n in range(2):
+        result = await editor.prompt(sid, f"Turn {n + 1}, please.", timeout=TURN)
+        assert result["stopReason"] == "end_turn"
+    assert [t for t in answer(editor, sid) if t.startswith("Turn")] == [
+        "Turn 1: I read it.",
+        "Turn 2: done.",
+    ]
+    model.script = Script("then-stall", [*model.script.turns, *stall().turns])
+    await cancel_mid_stream(editor, model, sid)
+    await finish(editor, model)

@@ -1,0 +1,181 @@
+"""The production agents against the scripted model server, through the real acp-lsp server.
+
+Each agent runs from its pinned install under ``.cache/agents`` (scripts/fetch-agents.sh)
+with an empty HOME, its model API's base URL pointed at a :class:`ModelServer` on
+127.0.0.1, a dummy key, and the settings that keep it off any other host (docs/agents.md
+says where each comes from). Adding an agent is one function in :data:`CONFIGS`::
+
+    def qwen_config(model: ModelServer, home: Path) -> JsonObject:
+        return {"command": str(binary("qwen")), "args": [...], "env": {...}}
+
+Use from a test::
+
+    @pytest.fixture
+    def model() -> Iterator[ModelServer]:
+        with ModelServer() as server:
+            yield server
+
+    async def test_x(tmp_path: Path, model: ModelServer) -> None:
+        model.script = read_edit_answer(str(workspace))
+        editor = await start_agent(tmp_path, workspace, "claude", model)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig
+
+from acp_lsp.presets import PRODUCTION_AGENTS
+from tests.model_server import ModelServer
+from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities
+
+JsonObject = dict[str, Any]
+ROOT = Path(__file__).resolve().parents[2]
+AGENTS = ROOT / ".cache" / "agents"
+BY_NAME = {a.name: a for a in PRODUCTION_AGENTS}
+# never let a key of the developer's reach an agent under test
+CREDENTIALS = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "CODEX_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+)
+API_KEY = "sk-scripted-offline"
+
+
+def binary(name: str) -> Path:
+    """The installed binary of production agent ``name``; skips the test when it is not."""
+    agent = BY_NAME[name]
+    package = AGENTS / agent.name / "node_modules" / agent.package / "package.json"
+    if not package.is_file():
+        pytest.skip(f"{agent.spec} is not installed (scripts/fetch-agents.sh could not reach npm)")
+    return AGENTS / agent.name / "node_modules" / ".bin" / agent.bin
+
+
+def claude_config(model: ModelServer, home: Path) -> JsonObject:
+    """claude-agent-acp: the Anthropic API at ANTHROPIC_BASE_URL, nothing else."""
+    return {
+        "command": str(binary("claude")),
+        "args": [],
+        "startTimeout": 120.0,
+        "env": {
+            "ANTHROPIC_BASE_URL": model.url,
+            "ANTHROPIC_API_KEY": API_KEY,
+            # no telemetry, error reports, update checks or other non-model traffic
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            # a scripted server that answers wrong fails the test now, not after retries
+            "CLAUDE_CODE_MAX_RETRIES": "0",
+        },
+    }
+
+
+CODEX_MODEL = "gpt-5.4"  # a model Codex knows: an unknown one adds a warning to the answer
+
+
+def codex_home(model: ModelServer, home: Path) -> Path:
+    """A CODEX_HOME whose config.toml sends Codex to the scripted Responses API only."""
+    codex = home / ".codex"
+    codex.mkdir(parents=True, exist_ok=True)
+    (codex / "config.toml").write_text(
+        f"""model = "{CODEX_MODEL}"
+model_provider = "scripted"
+check_for_update_on_startup = false
+web_search = "disabled"
+
+[model_providers.scripted]
+name = "Scripted model"
+base_url = "{model.url}/v1"
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[otel]
+exporter = "none"
+
+[history]
+persistence = "none"
+""",
+        encoding="utf-8",
+    )
+    return codex
+
+
+def codex_config(model: ModelServer, home: Path) -> JsonObject:
+    """codex-acp: a CODEX_HOME whose model provider is the scripted Responses API."""
+    return {
+        "command": str(binary("codex")),
+        "args": [],
+        "startTimeout": 120.0,
+        "env": {"CODEX_HOME": str(codex_home(model, home)), "OPENAI_API_KEY": API_KEY},
+    }
+
+
+CONFIGS: dict[str, Callable[[ModelServer, Path], JsonObject]] = {
+    "claude": claude_config,
+    "codex": codex_config,
+}
+
+
+def agent_config(name: str, model: ModelServer, home: Path) -> JsonObject:
+    """The acp-lsp agent config (command, args, env) of ``name`` against ``model``."""
+    return CONFIGS[name](model, home)
+
+
+def server_env(home: Path) -> dict[str, str]:
+    """The acp-lsp server's environment: no credentials, an empty HOME, its own data dir."""
+    env = {k: v for k, v in os.environ.items() if k not in CREDENTIALS}
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_DATA_HOME=str(home / ".local/share"),
+        ACP_LSP_DATA_DIR=str(home / "acp-lsp-data"),
+    )
+    return env
+
+
+async def start_agent(
+    tmp_path: Path,
+    workspace: Path,
+    name: str,
+    model: ModelServer,
+    *,
+    profile: str = "visual_studio_code",
+    options: JsonObject | None = None,
+) -> TestEditor:
+    """The real acp-lsp server with agent ``name`` (the default) against ``model``, and a
+    TestEditor initialized on ``workspace``. ``options`` merge into initializationOptions."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    config = ClientServerConfig(
+        server_command=SERVER_COMMAND, client_factory=TestEditor, server_env=server_env(home)
+    )
+    editor = await config.start()
+    assert isinstance(editor, TestEditor)
+    init = {"agents": {name: agent_config(name, model, home)}, "defaultAgent": name}
+    await editor.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities(profile),
+            root_uri=workspace.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+            initialization_options={**init, **(options or {})},
+        )
+    )
+    return editor
