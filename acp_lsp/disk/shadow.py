@@ -27,6 +27,21 @@ GIT_TIMEOUT_S = 120.0
 """A first snapshot of a huge folder hashes every file: give it time, but not forever."""
 
 
+_CONFIG = """[core]
+\tbare = false
+\tautocrlf = false
+\tsafecrlf = false
+\tuntrackedCache = true
+\tquotePath = false
+[gc]
+\tauto = 0
+[advice]
+\taddEmbeddedRepo = false
+"""
+"""Bytes as they are (an undo restores them exactly); objects are not pruned mid-turn; nested
+repositories are skipped quietly."""
+
+
 class ShadowError(Exception):
     """git is missing, or a snapshot failed; the message says which and why."""
 
@@ -103,16 +118,9 @@ class ShadowRepo:
         if not (self.git_dir / "HEAD").is_file():
             self.git_dir.mkdir(parents=True, exist_ok=True)
             await self._git("init", "--quiet")
-            for key, value in (
-                ("core.bare", "false"),
-                ("core.autocrlf", "false"),  # bytes as they are: undo restores them exactly
-                ("core.safecrlf", "false"),
-                ("core.untrackedCache", "true"),
-                ("core.quotePath", "false"),
-                ("gc.auto", "0"),  # objects are pruned by the bridge's own size cap, not mid-turn
-                ("advice.addEmbeddedRepo", "false"),
-            ):
-                await self._git("config", key, value)
+            # one write instead of a `git config` process per key
+            with (self.git_dir / "config").open("a", encoding="utf-8") as fh:
+                fh.write(_CONFIG)
             (self.git_dir / "info").mkdir(exist_ok=True)
             # nested repositories' metadata is theirs, never snapshotted
             (self.git_dir / "info" / "exclude").write_text(".git\n", encoding="utf-8")

@@ -48,7 +48,7 @@ READ_ONLY_KINDS = frozenset({"read", "search", "think", "fetch"})
 """Tool calls of these kinds change no file: their end needs no scan (the turn's end scans)."""
 MAX_TEXT_BYTES = 4 * 1024 * 1024
 """Larger changed files are not merged into buffers or kept for review (they are logged)."""
-BASELINE_WAIT_S = 0.25
+BASELINE_WAIT_S = 2.0
 RELOAD_WAIT_S = 1.0
 DISK_TOOL_CALL = "acp-lsp-disk-"
 """Id prefix of the tool call the bridge adds for changes made outside any tool call."""
@@ -63,6 +63,9 @@ class _Tracker:
     chain: asyncio.Future[None] | None = None
     ended: set[str] = field(default_factory=set)
     """Tool calls whose end was already scanned (their later updates need none)."""
+    waiting: list[str] | None = None
+    """Tool calls that ended while a scan for an earlier one ran: one more scan covers them
+    all (a burst of quick commands costs one scan per scan time, not one per call)."""
 
 
 class DiskSync:
@@ -93,6 +96,13 @@ class DiskSync:
         self._failed: set[str] = set()  # roots whose snapshots failed (reported once)
 
     # -- when to look ------------------------------------------------------------------------
+    def session_started(self, session: Session) -> None:
+        """A new or loaded session: its folder's first snapshot starts now, so the first
+        turn's (which waits for it) is quick."""
+        if self._enabled():
+            tracker = self._tracker(session)
+            self._chain(session, tracker, self._baseline(session, tracker))
+
     async def turn_started(self, session: Session) -> None:
         """Snapshot the folder before the agent gets the prompt. A folder whose snapshot takes
         longer than ``BASELINE_WAIT_S`` (a huge one, the first time) is not waited for: the
@@ -116,6 +126,10 @@ class DiskSync:
         if state.get("kind") in READ_ONLY_KINDS or tool_call_id.startswith(DISK_TOOL_CALL):
             return
         tracker.ended.add(tool_call_id)
+        if tracker.waiting is not None:
+            tracker.waiting.append(tool_call_id)
+            return
+        tracker.waiting = [tool_call_id]
         self._chain(session, tracker, self._scan(session, tracker, tool_call_id))
 
     async def turn_ended(self, session: Session) -> None:
@@ -179,6 +193,10 @@ class DiskSync:
         tracker.tree = tree
 
     async def _scan(self, session: Session, tracker: _Tracker, tool_call_id: str | None) -> None:
+        if tool_call_id is not None and tracker.waiting:
+            tool_call_id = tracker.waiting[-1]  # the latest of the calls this scan covers
+        if tool_call_id is not None:
+            tracker.waiting = None
         old = tracker.tree
         new = await tracker.repo.snapshot()
         tracker.tree = new

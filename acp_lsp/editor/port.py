@@ -216,6 +216,7 @@ class EditorSide:
         """The snapshot for the response that first names the session; releases it after."""
         snapshot = self.snapshot(session)
         self.batcher.release_after_response(session, self.server.protocol.after_response)
+        self.disk.session_started(session)
         if self.server.settings.history.enabled:
             backend = self.server.hub.backends.get(session.agent)
             agent_sid = backend.agent_session_id(session) if backend else None
