@@ -231,3 +231,48 @@ async def test_changes_outside_any_tool_call_get_a_bridge_tool_call(
     ]
     await editor.acp(p.ACP_REVIEW_EDIT, {"sessionId": sid, "action": "reject"})
     assert not notes.exists()
+
+
+async def test_a_client_terminal_command_change_reaches_the_buffer(
+    launch: Launch, workspace: Path
+) -> None:
+    """The agent runs ``sed -i`` in a terminal the editor side runs for it."""
+    app = workspace / APP
+    original = app.read_text()
+
+    def terminal(method: str, **params: Any) -> JsonObject:
+        return {
+            "request": method,
+            "params": {"sessionId": "{sessionId}", **params},
+            "save_as": method.split("/")[1],
+        }
+
+    editor = await launch(
+        {
+            "on": {
+                "session/prompt": shell(
+                    "t1",
+                    "sed in a terminal",
+                    terminal(
+                        "terminal/create",
+                        command="sed",
+                        args=["-i", "s/Hello, /Hey, /", "{cwd}/" + APP],
+                        cwd="{cwd}",
+                    ),
+                    terminal("terminal/wait_for_exit", terminalId="{create.terminalId}"),
+                    terminal("terminal/release", terminalId="{create.terminalId}"),
+                )
+            }
+        }
+    )
+    open_doc = editor.open(app)
+    editor.type_text(app, original + MINE)
+    snap = await editor.new_session()
+    sid = snap["sessionId"]
+    await editor.prompt(sid, "go")
+    assert app.read_text() == original.replace("Hello, ", "Hey, ")
+    assert open_doc.text == original.replace("Hello, ", "Hey, ") + MINE
+    assert review_of(editor, sid, "t1")["files"][0]["change"] == "modified"
+
+
+MINE = "# mine, unsaved\n"
