@@ -24,6 +24,11 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 GIT_TIMEOUT_S = 120.0
+MAX_FILES = 200_000
+"""A folder with more files (not ignored) is not tracked: the first snapshot would copy them
+all into the shadow store."""
+MAX_FILE_BYTES = 8 * 1024 * 1024
+"""Files larger than this when a folder is first tracked are left out of its snapshots."""
 """A first snapshot of a huge folder hashes every file: give it time, but not forever."""
 
 
@@ -62,6 +67,11 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
+def _glob_escape(name: str) -> str:
+    """A path as a literal gitignore pattern."""
+    return "".join("\\" + c if c in "*?[\\!# " else c for c in name)
+
+
 def shadow_dir(data_dir: Path, root: str) -> Path:
     """Where the shadow repository of ``root`` lives: one per real folder path."""
     key = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:20]
@@ -76,6 +86,7 @@ class ShadowRepo:
         self.git_dir = git_dir
         self._lock = asyncio.Lock()
         self._ready = False
+        self._refused: str | None = None  # why this folder is not tracked, once known
 
     async def _git(self, *args: str, stdin: bytes | None = None) -> bytes:
         env = {
@@ -103,9 +114,13 @@ class ShadowRepo:
             ) from None
         try:
             out, err = await asyncio.wait_for(proc.communicate(stdin), GIT_TIMEOUT_S)
-        except (TimeoutError, asyncio.CancelledError):
+        except (TimeoutError, asyncio.CancelledError) as exc:
             proc.kill()
             await proc.wait()
+            if isinstance(exc, TimeoutError):
+                raise ShadowError(
+                    f"git {args[0]} took over {GIT_TIMEOUT_S:g} s in {self.root}"
+                ) from None
             raise
         if proc.returncode != 0:
             message = err.decode(errors="replace").strip().splitlines()
@@ -115,6 +130,14 @@ class ShadowRepo:
     async def _prepare(self) -> None:
         if self._ready:
             return
+        if self._refused is not None:
+            raise ShadowError(self._refused)
+        home = os.path.realpath(os.path.expanduser("~"))
+        if self.root in ("/", home):
+            self._refused = (
+                f"{self.root} is the whole {'disk' if self.root == '/' else 'home folder'}"
+            )
+            raise ShadowError(self._refused)
         if not (self.git_dir / "HEAD").is_file():
             self.git_dir.mkdir(parents=True, exist_ok=True)
             await self._git("init", "--quiet")
@@ -124,7 +147,27 @@ class ShadowRepo:
             (self.git_dir / "info").mkdir(exist_ok=True)
             # nested repositories' metadata is theirs, never snapshotted
             (self.git_dir / "info" / "exclude").write_text(".git\n", encoding="utf-8")
+            await self._exclude_large()
         self._ready = True
+
+    async def _exclude_large(self) -> None:
+        """Before the first snapshot: refuse a folder too large to track, and leave out files
+        too large to merge or review (copying them into the shadow store would cost disk)."""
+        listed = await self._git("ls-files", "--others", "--exclude-standard", "-z")
+        names = [name for name in listed.split(b"\0") if name]
+        if len(names) > MAX_FILES:
+            self._refused = f"{self.root} has over {MAX_FILES:,} files"
+            raise ShadowError(self._refused)
+        large: list[str] = []
+        for name in names:
+            try:
+                if os.stat(os.path.join(self.root, os.fsdecode(name))).st_size > MAX_FILE_BYTES:
+                    large.append("/" + _glob_escape(os.fsdecode(name)))
+            except OSError:
+                continue
+        if large:
+            with (self.git_dir / "info" / "exclude").open("a", encoding="utf-8") as fh:
+                fh.write("\n".join(large) + "\n")
 
     async def snapshot(self) -> str:
         """The id of a tree holding every (not ignored) file of the folder as it is now."""

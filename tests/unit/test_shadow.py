@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from acp_lsp.disk.shadow import FileDelta, ShadowRepo, blob_id, shadow_dir
+from acp_lsp.disk import shadow
+from acp_lsp.disk.shadow import FileDelta, ShadowError, ShadowRepo, blob_id, shadow_dir
 from acp_lsp.editor.disk_bases import DiskBases
 
 
@@ -81,3 +82,24 @@ def test_disk_bases_keep_reads_fresh(tmp_path: Path) -> None:
     assert bases.fresh(str(f), "one\nzwei\nthree\n") == "one\nzwei\nthree\n"
     bases.closed(str(f))
     assert bases.fresh(str(f), "stale\n") == "stale\n"  # no base known: the buffer
+
+
+async def test_large_files_and_huge_folders_are_left_out(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shadow, "MAX_FILE_BYTES", 1000)
+    (folder / "big data.bin").write_bytes(b"x" * 2000)
+    repo = repo_for(folder, tmp_path)
+    first = await repo.snapshot()
+    (folder / "big data.bin").write_bytes(b"y" * 3000)
+    (folder / "b.txt").write_text("changed\n")
+    assert [d.path for d in await repo.deltas(first, await repo.snapshot())] == [
+        str(folder / "b.txt")
+    ]
+
+    monkeypatch.setattr(shadow, "MAX_FILES", 2)
+    with pytest.raises(ShadowError, match="has over 2 files"):
+        await ShadowRepo(str(folder), tmp_path / "other").snapshot()
+    monkeypatch.setenv("HOME", str(folder))
+    with pytest.raises(ShadowError, match="whole home folder"):
+        await ShadowRepo(str(folder), tmp_path / "third").snapshot()
