@@ -43,7 +43,8 @@ _CONFIG = """[core]
 [advice]
 \taddEmbeddedRepo = false
 """
-"""Bytes as they are (an undo restores them exactly); objects are not pruned mid-turn; nested
+"""Bytes as they are (an undo restores them exactly); objects are pruned only when a process first
+opens the repository (`git prune`), never mid-turn; nested
 repositories are skipped quietly."""
 
 
@@ -148,6 +149,9 @@ class ShadowRepo:
             # nested repositories' metadata is theirs, never snapshotted
             (self.git_dir / "info" / "exclude").write_text(".git\n", encoding="utf-8")
             await self._exclude_large()
+        else:
+            # texts of earlier sessions' changes: kept a day (another server may use them)
+            await self._git("prune", "--expire=1.day.ago")
         self._ready = True
 
     async def _exclude_large(self) -> None:
