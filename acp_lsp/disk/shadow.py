@@ -43,9 +43,9 @@ _CONFIG = """[core]
 [advice]
 \taddEmbeddedRepo = false
 """
-"""Bytes as they are (an undo restores them exactly); objects are pruned only when a process first
-opens the repository (`git prune`), never mid-turn; nested
-repositories are skipped quietly."""
+"""Bytes as they are (an undo restores them exactly); objects are pruned only when a process
+first opens the repository (`git prune`), never mid-turn; nested repositories are skipped
+quietly."""
 
 
 class ShadowError(Exception):
