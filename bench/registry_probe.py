@@ -293,11 +293,12 @@ async def attempt(lsp: Lsp, name: str, open_timeout: float) -> JsonObject:
         k: me.get(k)
         for k in ("version", "authMethods", "agentCapabilities", "error", "installed", "running")
     }
-    out["initialize"] = "ok" if me.get("version") or me.get("agentCapabilities") else "-"
-    if out["initialize"] == "-" and out["session"] == "ok":
-        out["initialize"] = "ok"
-    if out["session"] in ("auth required", "ok"):
-        out["initialize"] = "ok"
+    # agentCapabilities appear once the agent answered initialize (a registry listing alone
+    # carries the registry's version, not the agent's)
+    ran = me.get("agentCapabilities") is not None or out["session"] in ("ok", "auth required")
+    out["initialize"] = "ok" if ran else "-"
+    if out["session"] == "ok":
+        out["shown"] = "session opened, no login asked"
     probes: JsonObject = {}
     out["probes"] = probes
     if out["session"] not in ("ok", "auth required"):
@@ -338,7 +339,8 @@ async def probe(lsp: Lsp, method: str, params: JsonObject) -> JsonObject:
     try:
         result = await lsp.request(method, params)
     except RpcError as exc:
-        return {"status": f"error {exc.code}", "message": short(exc.message)}
+        data = short(json.dumps(exc.data), 300) if exc.data is not None else None
+        return {"status": f"error {exc.code}", "message": short(exc.message), "data": data}
     except TimeoutError:
         return {"status": "timeout"}
     summary: JsonObject = {"status": "ok"}
@@ -470,10 +472,11 @@ def auth_cell(last: JsonObject) -> str:
     if not methods and last.get("error"):
         methods = ((last["error"].get("data") or {}) or {}).get("authMethods") or []
     if not methods:
-        return "none"
+        return "none" if last.get("initialize") == "ok" else "-"
     cells = []
     for method in methods:
-        kind = method.get("type") or (method.get("_meta") or {}).get("type") or "agent"
+        meta = method.get("_meta") if isinstance(method.get("_meta"), dict) else {}
+        kind = method.get("type") or meta.get("type") or "agent"  # ACP's default type
         cells.append(f"{method.get('name') or method.get('id')} ({kind})")
     return "; ".join(cells)
 
@@ -488,6 +491,9 @@ def probes_cell(last: JsonObject) -> str:
             status = probes[key].get("status", "-")
             if key == "load" and status == "ok":
                 status = f"ok ({(probes[key].get('result') or {}).get('resumedFrom') or 'live'})"
+            if key == "list" and status == "ok":
+                # the bridge merges the agent's list with its own: say how many came from it
+                status = f"ok, {probes[key].get('fromAgent', 0)} from the agent"
             parts.append(f"{key} {status}")
     return "; ".join(parts)
 
@@ -516,7 +522,9 @@ def markdown(rows: list[JsonObject], info: JsonObject) -> str:
         last = verdict(row)
         first = (row.get("attempts") or [{}])[0]
         version = row["registryVersion"]
-        listed_version = (last.get("listed") or {}).get("version")
+        listed = last.get("listed") or {}
+        ran = listed.get("agentCapabilities") is not None
+        listed_version = listed.get("version") if ran else None
         if len(row.get("attempts") or []) > 1:
             version += f" (not on npm here) → {row['reachable']['newest']}"
         if listed_version and listed_version not in version:
