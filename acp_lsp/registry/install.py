@@ -83,9 +83,25 @@ async def _run(argv: list[str], env: Mapping[str, str], what: str) -> str:
     out, _ = await proc.communicate()
     text = out.decode("utf-8", "replace")
     if proc.returncode != 0:
-        tail = " | ".join(text.strip().splitlines()[-3:])
+        tail = " | ".join(failure_lines(text))
         raise InstallError(f"{what} failed (exit {proc.returncode}): {tail}")
     return text
+
+
+_NOISE = ("npm notice", "npm error A complete log", "npm error code", "npm error errno")
+
+
+def failure_lines(output: str, keep: int = 3) -> list[str]:
+    """The lines that say why a package install failed: npm ends its output with update
+    notices and the path of its log, which told the user nothing (an E404, a version that does
+    not exist, a failed install script were never shown)."""
+    lines = [line.strip() for line in output.strip().splitlines() if line.strip()]
+    telling = [
+        line
+        for line in lines
+        if not line.startswith(_NOISE) and line not in ("npm error", "npm ERR!")
+    ]
+    return (telling or lines)[-keep:]
 
 
 async def install(

@@ -31,7 +31,7 @@ JsonObject = dict[str, Any]
 PREFIX = "registry:"
 # built-in presets and the registry entries they stand for
 PRESET_IDS = {
-    "claude": "claude-code-acp",
+    "claude": "claude-acp",
     "codex": "codex-acp",
     "gemini": "gemini",
     "qwen": "qwen-code",
