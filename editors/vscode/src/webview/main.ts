@@ -4,7 +4,7 @@
 
 import type { HostToWebview, PendingPermission, PromptContext, WebviewToHost } from "../model/messages";
 import { applySessionUpdate, applyStatus, applyTerminalOutput, type ChatSession } from "../model/sessionModel";
-import { isBusy, unreviewedChanges } from "../model/queries";
+import { isBusy, turnChanges } from "../model/queries";
 import type { AgentSummary, SessionInfo } from "../model/types";
 import { onChatClick } from "./actions";
 import { AttachmentsView } from "./attachmentsView";
@@ -157,7 +157,7 @@ function draw(keys: Set<string>): void {
   // The turn's review and tool counts go over the whole turn: not while it streams.
   const busy = session !== null && isBusy(session.status);
   if (keys.has("status") || keys.has("all") || (!busy && entries.some((k) => k.startsWith("t:")))) {
-    ui.turnReview.innerHTML = session && !busy ? renderTurnReview(unreviewedChanges(session)) : "";
+    ui.turnReview.innerHTML = session && !busy ? renderTurnReview(turnChanges(session), session.cwd) : "";
     describeTimeline();
   }
   ui.empty.hidden = session !== null && session.timeline.length > 0;

@@ -15,13 +15,12 @@ import type {
   ModesState,
   PlanEntry,
   SessionInfo,
-  ToolCallState,
   Usage,
 } from "../model/types";
-import { diffItems, isBusy } from "../model/queries";
-import { attr, icon, renderContentBlock, type RenderContext } from "./html";
+import { isBusy, isOpenReview, type ChangedFile } from "../model/queries";
+import { attr, displayPath, icon, renderContentBlock, type RenderContext } from "./html";
 import { escapeHtml, renderMarkdownBlocks } from "./markdown";
-import { toolCallHtml, toolCallParts, type ToolCallParts } from "./renderTools";
+import { reviewDone, toolCallHtml, toolCallParts, type ToolCallParts } from "./renderTools";
 
 export { attr, displayPath, icon, renderContentBlock, type RenderContext } from "./html";
 export { kindIcon, renderDiffLines, renderPermission, renderToolCall, statusLabel, type ToolCallParts } from "./renderTools";
@@ -209,16 +208,41 @@ export function renderCommandList(commands: AvailableCommand[], selected: number
     .join("");
 }
 
-/** The review bar for the whole last turn, shown while any of its changes awaits review. */
-export function renderTurnReview(pending: ToolCallState[]): string {
-  if (pending.length === 0) {
+const CHANGE_ICONS: Record<string, string> = { created: "diff-added", modified: "diff-modified", deleted: "diff-removed" };
+
+/** The last turn's "N files changed" summary: each file with what happened to it and its review
+ * state, Keep / Reject per file while it awaits a decision, Keep all / Reject all while any
+ * does. A click on a file opens the agent's diff of it where it reported one, else the file. */
+export function renderTurnReview(files: ChangedFile[], cwd: string): string {
+  if (files.length === 0) {
     return "";
   }
-  const files = new Set(pending.flatMap((call) => diffItems(call).map((d) => d.path)));
+  const open = files.filter((f) => isOpenReview(f.status));
+  const rows = files.map((file) => {
+    const path = attr(file.path);
+    const shown = escapeHtml(displayPath(file.path, cwd));
+    const link = file.diff
+      ? `<span class="path" data-action="openDiff" data-tool="${attr(file.diff.toolCallId)}" data-index="${file.diff.index}" title="Open the agent's change in the diff editor">${shown}</span>`
+      : file.change === "deleted"
+        ? `<span class="path gone">${shown}</span>`
+        : `<span class="path" data-action="openLocation" data-path="${path}" title="Open the file">${shown}</span>`;
+    const change = `<span class="change change-${attr(file.change)}">${icon(CHANGE_ICONS[file.change] ?? "diff")} ${escapeHtml(file.change)}</span>`;
+    const state = isOpenReview(file.status)
+      ? `<button class="link" data-action="review" data-review="accept" data-path="${path}" title="Keep this file's change">${icon("check")} Keep</button>` +
+        `<button class="link" data-action="review" data-review="reject" data-path="${path}" title="Undo this file's change">${icon("discard")} Reject</button>`
+      : `<span class="review-state">${reviewDone(file.status)}</span>`;
+    const failure =
+      file.status === "failed" ? `<div class="review-error">${icon("warning")} ${escapeHtml(file.message ?? "The undo failed.")}</div>` : "";
+    return `<li class="turn-file review-${attr(file.status)}" data-path="${path}"><div class="turn-file-row">${link}${change}<span class="spacer"></span>${state}</div>${failure}</li>`;
+  });
+  const buttons =
+    open.length > 0
+      ? `<button data-action="review" data-review="accept">${icon("check-all")} Keep all</button>` +
+        `<button class="secondary" data-action="review" data-review="reject">${icon("discard")} Reject all</button>`
+      : "";
   return (
-    `<div class="turn-review">${icon("git-compare")} <span>${files.size} file${files.size === 1 ? "" : "s"} changed in the last turn</span><span class="spacer"></span>` +
-    `<button data-action="review" data-review="accept">${icon("check-all")} Keep all</button>` +
-    `<button class="secondary" data-action="review" data-review="reject">${icon("discard")} Undo all</button></div>`
+    `<div class="turn-review"><div class="turn-review-head">${icon("git-compare")} <span class="turn-count">${files.length} file${files.length === 1 ? "" : "s"} changed</span>` +
+    `<span class="spacer"></span>${buttons}</div><ul class="turn-files">${rows.join("")}</ul></div>`
   );
 }
 

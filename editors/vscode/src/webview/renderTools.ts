@@ -2,7 +2,16 @@
 // permission prompts. Pure: HTML strings out, every agent string escaped.
 
 import type { PendingPermission } from "../model/messages";
-import { diffItems, fileReview, isFinished, isOpenReview, reviewState, type DiffItem } from "../model/queries";
+import {
+  diffItems,
+  fileReview,
+  isFinished,
+  isOpenReview,
+  reviewState,
+  toolCallFiles,
+  type DiffItem,
+  type FileSighting,
+} from "../model/queries";
 import type { ContentBlock, JsonObject, PermissionOption, TerminalState, ToolCallState } from "../model/types";
 import { attr, displayPath, icon, renderContentBlock, type RenderContext } from "./html";
 import { diffStats, lineDiff, type DiffLine } from "./lineDiff";
@@ -66,11 +75,12 @@ export function renderDiffLines(lines: DiffLine[], limit = 400): string {
 
 const REVIEW_DONE: Record<string, [string, string]> = {
   accepted: ["check", "Kept"],
-  rejected: ["discard", "Undone"],
+  rejected: ["discard", "Rejected"],
   mixed: ["check", "Partly kept"],
 };
 
-function reviewDone(status: string): string {
+/** A decided review state, as shown. */
+export function reviewDone(status: string): string {
   const [name, label] = REVIEW_DONE[status] ?? ["info", status];
   return `${icon(name)} ${escapeHtml(label)}`;
 }
@@ -87,7 +97,7 @@ function renderDiff(call: ToolCallState, diff: DiffItem, index: number, cwd: str
   if (call.status === "completed" && isOpenReview(review.status)) {
     buttons.push(
       `<button class="link" data-action="review" data-review="accept" data-tool="${tool}" data-path="${path}" title="Keep this file's change">${icon("check")} Keep</button>`,
-      `<button class="link" data-action="review" data-review="reject" data-tool="${tool}" data-path="${path}" title="Undo this file's change">${icon("discard")} Undo</button>`,
+      `<button class="link" data-action="review" data-review="reject" data-tool="${tool}" data-path="${path}" title="Undo this file's change">${icon("discard")} Reject</button>`,
     );
   } else if (!isOpenReview(review.status)) {
     buttons.push(`<span class="review-state">${reviewDone(review.status)}</span>`);
@@ -103,6 +113,28 @@ function renderDiff(call: ToolCallState, diff: DiffItem, index: number, cwd: str
     failure +
     renderDiffLines(lines) +
     `</div>`
+  );
+}
+
+/** A file the bridge saw change on disk while the tool call ran, which the agent reported no
+ * diff of (a shell command's change): its name, what happened to it, its review buttons. */
+function renderDiskChange(call: ToolCallState, file: FileSighting, cwd: string): string {
+  const path = attr(file.path);
+  const tool = attr(call.toolCallId);
+  const shown = escapeHtml(displayPath(file.path, cwd));
+  const name = file.change === "deleted" ? `<span class="path gone">${shown}</span>` : `<span class="path" data-action="openLocation" data-path="${path}">${shown}</span>`;
+  const state =
+    call.status === "completed" && isOpenReview(file.status)
+      ? `<button class="link" data-action="review" data-review="accept" data-tool="${tool}" data-path="${path}" title="Keep this file's change">${icon("check")} Keep</button>` +
+        `<button class="link" data-action="review" data-review="reject" data-tool="${tool}" data-path="${path}" title="Undo this file's change">${icon("discard")} Reject</button>`
+      : isOpenReview(file.status)
+        ? ""
+        : `<span class="review-state">${reviewDone(file.status)}</span>`;
+  const failure =
+    file.status === "failed" ? `<div class="review-error">${icon("warning")} ${escapeHtml(file.message ?? "The undo failed.")}</div>` : "";
+  return (
+    `<div class="diff disk-change" data-path="${path}"><div class="diff-head">${name} <span class="tag">${escapeHtml(file.change ?? "changed")}</span>` +
+    `<span class="spacer"></span>${state}</div>${failure}</div>`
   );
 }
 
@@ -158,6 +190,12 @@ function renderToolContent(call: ToolCallState, ctx: RenderContext): string {
       parts.push(`<div class="chip unknown">${icon("question")} ${escapeHtml(String(item.type ?? "content"))}</div>`);
     }
   }
+  const reported = new Set(diffItems(call).map((d) => d.path));
+  for (const file of toolCallFiles(call)) {
+    if (!reported.has(file.path)) {
+      parts.push(renderDiskChange(call, file, ctx.cwd));
+    }
+  }
   return parts.join("");
 }
 
@@ -190,15 +228,15 @@ export function toolCallParts(call: ToolCallState, ctx: RenderContext): ToolCall
   const statusIcon = permission ? "shield" : (STATUS_ICONS[call.status] ?? "circle-outline");
   const statusText = permission ? "Needs permission" : statusLabel(call.status);
   const review = reviewState(call);
-  const diffs = diffItems(call);
+  const files = toolCallFiles(call);
   let reviewBar = "";
-  if (diffs.length > 0 && call.status === "completed") {
+  if (files.length > 0 && call.status === "completed") {
     if (isOpenReview(review)) {
       const tool = attr(call.toolCallId);
       reviewBar =
-        `<div class="review-bar"><span>${diffs.length} file${diffs.length === 1 ? "" : "s"} changed</span><span class="spacer"></span>` +
+        `<div class="review-bar"><span>${files.length} file${files.length === 1 ? "" : "s"} changed</span><span class="spacer"></span>` +
         `<button data-action="review" data-review="accept" data-tool="${tool}">${icon("check")} Keep</button>` +
-        `<button class="secondary" data-action="review" data-review="reject" data-tool="${tool}">${icon("discard")} Undo</button></div>`;
+        `<button class="secondary" data-action="review" data-review="reject" data-tool="${tool}">${icon("discard")} Reject</button></div>`;
     } else {
       reviewBar = `<div class="review-bar done">${reviewDone(review)}</div>`;
     }
@@ -207,7 +245,7 @@ export function toolCallParts(call: ToolCallState, ctx: RenderContext): ToolCall
   const title = call.title || (command ?? call.kind);
   return {
     className: `entry tool status-${attr(status)}`,
-    open: !isFinished(call.status) || permission !== undefined || diffs.length > 0,
+    open: !isFinished(call.status) || permission !== undefined || files.length > 0,
     summary:
       `${icon(kindIcon(call.kind), call.kind)}<span class="tool-title">${escapeHtml(title)}</span>` +
       `<span class="spacer"></span><span class="tool-status">${icon(statusIcon)} ${escapeHtml(statusText)}</span>`,

@@ -140,7 +140,7 @@ describe("tool calls", () => {
     assert.ok(html.includes('data-review="reject" data-tool="t1" data-path="/work/src/app.py"'));
     const reviewed = renderToolCall(call({ content: [diff], review: { status: "rejected" } }), ctx());
     assert.ok(!reviewed.includes('data-review="reject"'));
-    assert.ok(reviewed.includes("Undone"));
+    assert.ok(reviewed.includes("Rejected"));
   });
 
   test("per-file review states: a kept file loses its buttons, a failed undo shows why and may be retried", () => {
@@ -164,6 +164,26 @@ describe("tool calls", () => {
     assert.ok(html.includes("Kept"));
     // The call as a whole still awaits a decision.
     assert.ok(html.includes('class="review-bar"'));
+  });
+
+  test("a file changed on disk with no reported diff (a shell command's) is listed with its review", () => {
+    const shell = call({
+      kind: "execute",
+      title: "sed -i s/a/b/ src/app.py",
+      review: { status: "pending", files: [{ path: "/work/src/app.py", status: "pending", change: "modified" }, { path: "/work/old.py", status: "rejected", change: "deleted" }] },
+    });
+    const html = renderToolCall(shell, ctx());
+    assert.ok(html.includes('class="diff disk-change" data-path="/work/src/app.py"'));
+    assert.ok(html.includes('<span class="tag">modified</span>') && html.includes('<span class="tag">deleted</span>'));
+    assert.ok(html.includes('data-review="reject" data-tool="t1" data-path="/work/src/app.py"'));
+    assert.ok(!html.includes('data-review="reject" data-tool="t1" data-path="/work/old.py"'));
+    assert.ok(html.includes('<span class="path gone">old.py</span>'), "a deleted file is no link");
+    assert.ok(html.includes("2 files changed"));
+    assert.ok(html.includes(" open"), "a call that changed files is shown open");
+    // reported diffs are not listed twice
+    const both = renderToolCall(call({ content: [diff], review: { status: "pending", files: [{ path: "/work/src/app.py", status: "pending", change: "modified" }] } }), ctx());
+    assert.ok(!both.includes("disk-change"));
+    assert.ok(both.includes("1 file changed"));
   });
 
   test("no review buttons before the edit is done", () => {
@@ -300,10 +320,31 @@ describe("plan, usage, status and pickers", () => {
     assert.strictEqual(categoryLabel("_custom_thing"), "Custom thing");
   });
 
-  test("turn review bar counts distinct files", () => {
-    const calls = [call({ content: [diff] }), call({ toolCallId: "t2", content: [diff, { ...diff, path: "/work/b.py" }] })];
-    assert.ok(renderTurnReview(calls).includes("2 files changed"));
-    assert.equal(renderTurnReview([]), "");
+  test("the turn's files-changed summary: each file, its change and state, Keep / Reject while open", () => {
+    assert.equal(renderTurnReview([], "/work"), "");
+    const html = renderTurnReview(
+      [
+        { path: "/work/src/app.py", change: "modified", status: "pending", diff: { toolCallId: "t<1>", index: 0 } },
+        { path: "/work/new.py", change: "created", status: "accepted" },
+        { path: "/work/old.py", change: "deleted", status: "failed", message: "old.py was created again since" },
+        { path: "/elsewhere/x.py", change: "modified", status: "rejected" },
+      ],
+      "/work",
+    );
+    assert.ok(html.includes("4 files changed"));
+    assert.ok(html.includes('data-action="openDiff" data-tool="t&lt;1&gt;" data-index="0"'), "a reported diff opens");
+    assert.ok(html.includes('data-action="openLocation" data-path="/work/new.py"'), "else the file opens");
+    assert.ok(html.includes('<span class="path gone">old.py</span>'));
+    assert.ok(html.includes(">src/app.py<") && html.includes(">/elsewhere/x.py<"), "paths relative to the session's folder");
+    assert.ok(html.includes("codicon-diff-added") && html.includes("created") && html.includes("deleted"));
+    // per file: no toolCallId (every change of the turn to that file)
+    assert.ok(html.includes('data-action="review" data-review="accept" data-path="/work/src/app.py"'));
+    assert.ok(html.includes('data-action="review" data-review="reject" data-path="/work/old.py"'), "a failed undo may be retried");
+    assert.ok(!html.includes('data-review="reject" data-path="/work/new.py"'));
+    assert.ok(html.includes("Kept") && html.includes("Rejected") && html.includes("old.py was created again since"));
+    assert.ok(html.includes('<button data-action="review" data-review="accept">') && html.includes("Reject all"));
+    const decided = renderTurnReview([{ path: "/work/new.py", change: "created", status: "accepted" }], "/work");
+    assert.ok(decided.includes("1 file changed") && !decided.includes("Keep all"), "all decided: the list stays, the buttons go");
   });
 });
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { applySessionUpdate, applyStatus, applyTerminalOutput, fromSnapshot, TERMINAL_CHAR_LIMIT, type ChatSession } from "../../model/sessionModel";
-import { messageText, runningToolCall, unreviewedChanges } from "../../model/queries";
+import { messageText, runningToolCall, turnChanges } from "../../model/queries";
 import type { SessionSnapshot, SessionUpdate } from "../../model/types";
 
 function snapshot(extra: Partial<SessionSnapshot> = {}): SessionSnapshot {
@@ -175,29 +175,43 @@ describe("session model", () => {
     assert.equal(runningToolCall(session), null);
   });
 
-  test("unreviewed changes are the last turn's diffs not yet kept or undone", () => {
+  test("the turn's changed files: review files and reported diffs of the last turn, by path", () => {
     const session = fromSnapshot(snapshot());
-    const edit = (id: string, review?: unknown): SessionUpdate => ({
+    const call = (id: string, extra: Record<string, unknown>): SessionUpdate => ({
       sessionUpdate: "tool_call",
-      toolCall: {
-        toolCallId: id,
-        title: id,
-        kind: "edit",
-        status: "completed",
-        content: [{ type: "diff", path: `/w/${id}.py`, oldText: "a", newText: "b" }],
-        locations: [],
-        ...(review === undefined ? {} : { review }),
-      },
+      toolCall: { toolCallId: id, title: id, kind: "edit", status: "completed", content: [], locations: [], ...extra },
     });
-    apply(session, text("user_message_chunk", "first"), edit("old"));
+    const diff = (path: string, oldText: string | null = "a") => ({ type: "diff", path, oldText, newText: "b" });
+    assert.deepEqual(turnChanges(session), []);
+    apply(session, text("user_message_chunk", "first"), call("old", { content: [diff("/w/old.py")] }));
     apply(
       session,
       text("user_message_chunk", "second", "u2"),
-      edit("e1"),
-      edit("e2", { status: "accepted" }),
-      edit("e3", { status: "failed", files: [] }),
-      edit("e4", { status: "mixed", files: [] }),
+      // reported only, no review yet
+      call("e1", { content: [diff("/w/a.py"), diff("/w/new.py", null)] }),
+      // a shell command: seen on disk
+      call("sh", {
+        kind: "execute",
+        review: {
+          status: "pending",
+          files: [
+            { path: "/w/a.py", status: "accepted", change: "modified" },
+            { path: "/w/gone.py", status: "failed", change: "deleted", message: "nope" },
+            { path: "/w/tmp.py", status: "rejected", change: "created" },
+          ],
+        },
+      }),
+      call("e2", { content: [diff("/w/tmp.py")], review: { status: "accepted", files: [{ path: "/w/tmp.py", status: "accepted" }] } }),
+      call("e3", { content: [diff("/w/new.py")], review: { status: "accepted", files: [{ path: "/w/new.py", status: "accepted", change: "modified" }] } }),
     );
-    assert.deepEqual(unreviewedChanges(session).map((c) => c.toolCallId), ["e1", "e3"]);
+    assert.deepEqual(turnChanges(session), [
+      // pending (e1) + accepted (sh): still open; e1's diff opens
+      { path: "/w/a.py", change: "modified", status: "pending", diff: { toolCallId: "e1", index: 0 } },
+      // created by e1, then modified: created; the last diff opens
+      { path: "/w/new.py", change: "created", status: "pending", diff: { toolCallId: "e3", index: 0 } },
+      { path: "/w/gone.py", change: "deleted", status: "failed", message: "nope" },
+      // rejected once, accepted once
+      { path: "/w/tmp.py", change: "created", status: "mixed", diff: { toolCallId: "e2", index: 0 } },
+    ]);
   });
 });
