@@ -44,7 +44,7 @@ from tests.vscode.tools import (
 
 DRIVER = Path(__file__).with_name("driver.mjs")
 E2E = EXTENSION / "src" / "test" / "e2e"
-SUITES = [E2E / "suite.ts", E2E / "panels.ts"]  # in the order index.ts imports them
+SUITES = [E2E / "suite.ts", E2E / "panels.ts", E2E / "diskSync.ts"]  # in index.ts's order
 ARTIFACTS = Path(os.environ.get("ACP_LSP_ARTIFACTS", REPO / "artifacts")) / "vscode"
 EXTENSION_ID = "acp-lsp.acp-lsp"
 

@@ -11,6 +11,7 @@ import { ChatPanels } from "./chat/panel";
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chat/view";
 import { registerCommands } from "./commands";
 import { DiffDocuments } from "./diffs";
+import { DocumentSync } from "./diskSync";
 import { saveDocuments } from "./documents";
 import { askElicitation } from "./elicitation";
 import { PermissionBroker } from "./permissions";
@@ -35,6 +36,8 @@ export interface AcpLspApi {
   statusBar: StatusBar;
   /** What the commands ask the user; the end-to-end suite answers through it. */
   prompts: Prompts;
+  /** Open documents taking the disk's new state after an agent changed their files. */
+  documents: DocumentSync;
 }
 
 let server: AcpServer | undefined;
@@ -46,6 +49,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
   const permissions: PermissionBroker = new PermissionBroker(
     (sessionId): boolean => view.visible || panels.showsSession(sessionId),
   );
+  const documents = new DocumentSync(output, (sessionId) => store.get(sessionId)?.agent);
   server = new AcpServer(output, {
     sessionUpdate: (p) => store.handleUpdate(p),
     sessionStatus: (p) => store.handleStatus(p),
@@ -54,6 +58,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
     saveDocument: (p) => saveDocuments(p, output),
     elicitation: (p) => askElicitation(p),
     elicitationComplete: (p) => output.info(`${p.agent}: elicitation ${p.elicitationId} completed`),
+    documentsSynced: (p) => void documents.handle(p),
   });
   const store: SessionStore = new SessionStore(server, () => readSettings().followAlong);
   const diffs = new DiffDocuments();
@@ -73,6 +78,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
 
   context.subscriptions.push(
     output,
+    documents,
     server,
     store,
     permissions,
@@ -101,7 +107,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
 
   // Start in the background: activation must not wait for the server.
   void server.start().catch(() => undefined);
-  return { server, store: store, permissions, chat, view, panels, lastUsed, statusBar, prompts };
+  return { server, store: store, permissions, chat, view, panels, lastUsed, statusBar, prompts, documents };
 }
 
 export async function deactivate(): Promise<void> {

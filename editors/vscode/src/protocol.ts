@@ -35,6 +35,7 @@ import type {
   ElicitationParams,
   ElicitationResult,
   ElicitationCompleteParams,
+  DocumentsSyncedParams,
   RenameSessionParams,
   ExportSessionParams,
   ExportSessionResult,
@@ -87,6 +88,7 @@ export const terminalOutput = new NotificationType<TerminalOutputParams>("acp/te
 export const elicitationComplete = new NotificationType<ElicitationCompleteParams>(
   "acp/elicitationComplete",
 );
+export const documentsSynced = new NotificationType<DocumentsSyncedParams>("acp/documentsSynced");
 
 // -- methods: server -> editor requests ------------------------------------------------------
 
@@ -129,6 +131,7 @@ export const SERVER_NOTIFICATIONS = [
   sessionStatus,
   terminalOutput,
   elicitationComplete,
+  documentsSynced,
 ].map((t) => t.method);
 export const SERVER_REQUESTS = [requestPermission, saveDocument, elicitation].map((t) => t.method);
 

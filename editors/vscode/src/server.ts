@@ -33,6 +33,7 @@ export interface ServerHandlers {
   saveDocument(params: protocol.SaveDocumentParams): Promise<protocol.SaveDocumentResult>;
   elicitation(params: protocol.ElicitationParams): Promise<protocol.ElicitationResult>;
   elicitationComplete(params: protocol.ElicitationCompleteParams): void;
+  documentsSynced(params: protocol.DocumentsSyncedParams): void;
 }
 
 /** Declares `capabilities.experimental.acp` in `initialize` (DESIGN §2). */
@@ -193,6 +194,12 @@ export class AcpServer implements vscode.Disposable {
         });
       throw error;
     }
+    // Settings changed while the server started went nowhere (no client to tell yet).
+    const now = readSettings();
+    if (JSON.stringify(serverConfiguration(now)) !== JSON.stringify(clientOptions.initializationOptions)) {
+      this.settings = now;
+      void client.sendNotification("workspace/didChangeConfiguration", { settings: { acp: serverConfiguration(now) } });
+    }
     return client;
   }
 
@@ -223,6 +230,7 @@ export class AcpServer implements vscode.Disposable {
     client.onRequest(protocol.saveDocument, (p) => h.saveDocument(p));
     client.onRequest(protocol.elicitation, (p) => h.elicitation(p));
     client.onNotification(protocol.elicitationComplete, (p) => h.elicitationComplete(p));
+    client.onNotification(protocol.documentsSynced, (p) => h.documentsSynced(p));
     // Also after the client's own restart of a crashed server: sessions must be fetched anew.
     client.onDidChangeState((event) => {
       if (this.client !== client) {

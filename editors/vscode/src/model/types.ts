@@ -378,6 +378,20 @@ export interface RequestPermissionResult {
   outcome: PermissionOutcome;
   reason?: string;
 }
+/** acp/documentsSynced: open documents the server brought to a file's new disk text. */
+export interface DocumentsSyncedParams {
+  sessionId: string;
+  documents: SyncedDocument[];
+}
+export interface SyncedDocument {
+  uri: string;
+  /** The document's version once the server's edit (if any) landed. */
+  version: number;
+  /** true: the document holds exactly the disk's text; false: plus the user's unsaved edits. */
+  matchesDisk?: boolean;
+  /** The user's unsaved edits conflict with the change: the document was left as it was. */
+  conflict?: boolean;
+}
 export interface SaveDocumentParams {
   uris: string[];
 }

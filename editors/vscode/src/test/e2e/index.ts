@@ -4,6 +4,7 @@
 import { runAll } from "./harness";
 import "./suite";
 import "./panels";
+import "./diskSync";
 
 export async function run(): Promise<void> {
   const results = await runAll(process.env.ACP_LSP_TEST_RESULTS, process.env.ACP_LSP_TEST_GREP);
