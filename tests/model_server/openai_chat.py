@@ -28,7 +28,9 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from tests.model_server.script import (
+    TOOL_NAMES,
     JsonObject,
+    NoSuchTool,
     Recorded,
     Say,
     ServerState,
@@ -130,6 +132,22 @@ def _call(step: Tool | ToolCall, tools: dict[str, Any]) -> JsonObject:
     }
 
 
+def playable(step: Step, tools: dict[str, Any]) -> Step:
+    """``step``, or an answer saying so when the request offers no tool for it (a mode that
+    takes tools away, e.g. plan): the turn ends there, as it would with a real model."""
+    if not isinstance(step, Tool):
+        return step
+    own = TOOL_NAMES[step.action]
+    # no apply_patch through the shell here: that is Codex's way, not this agent's
+    if step.action in ("edit", "write") and not any(n in tools for n in own):
+        return Say(f"(scripted model: no tool to {step.action} among {sorted(tools)})")
+    try:
+        render_tool(step, tools)
+    except NoSuchTool as exc:
+        return Say(f"(scripted model: {exc})")
+    return step
+
+
 def _usage() -> JsonObject:
     return {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
 
@@ -206,6 +224,8 @@ def routes(state: ServerState) -> list[Route]:
             entry = Recorded(API, "POST", request.url.path, request.url.query, body, step=step)
         state.record(entry)
         tools = tool_schemas(body)
+        if not isinstance(step, ToolCall):
+            step = playable(step, tools)
         if body.get("stream"):
             return StreamingResponse(
                 stream(state, step, tools, model),

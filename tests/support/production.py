@@ -22,6 +22,7 @@ Use from a test::
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -128,9 +129,71 @@ def codex_config(model: ModelServer, home: Path) -> JsonObject:
     }
 
 
+def write_settings(path: Path, settings: JsonObject) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+
+
+QWEN_MODEL = "qwen-scripted"
+
+
+def qwen_config(model: ModelServer, home: Path) -> JsonObject:
+    """Qwen Code: OpenAI Chat Completions at OPENAI_BASE_URL (``--auth-type=openai``).
+
+    ~/.qwen/settings.json turns off its usage statistics (Aliyun RUM), telemetry and update
+    check, and its follow-up suggestion and managed-memory model requests (side requests
+    the scripted model would answer, but each costs a model call per turn)."""
+    write_settings(
+        home / ".qwen" / "settings.json",
+        {
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": {"enableAutoUpdate": False},
+            "ui": {"enableFollowupSuggestions": False},
+            "memory": {"enableManagedAutoMemory": False, "enableManagedAutoDream": False},
+        },
+    )
+    return {
+        "command": str(binary("qwen")),
+        "args": ["--acp", "--auth-type=openai"],
+        "startTimeout": 120.0,
+        "env": {
+            "OPENAI_BASE_URL": f"{model.url}/v1",
+            "OPENAI_API_KEY": API_KEY,
+            "OPENAI_MODEL": QWEN_MODEL,
+            "QWEN_USAGE_STATISTICS_ENABLED": "false",
+            "QWEN_TELEMETRY_ENABLED": "false",
+        },
+    }
+
+
+def gemini_config(model: ModelServer, home: Path) -> JsonObject:
+    """Gemini CLI: Gemini's API at GOOGLE_GEMINI_BASE_URL (auth type "gateway").
+
+    ~/.gemini/settings.json turns off its usage statistics (Clearcut, play.googleapis.com),
+    telemetry and update check. The workspace stays untrusted, as for a new user: modes
+    autoEdit and yolo (and "Allow for this session") need ``GEMINI_CLI_TRUST_WORKSPACE``."""
+    write_settings(
+        home / ".gemini" / "settings.json",
+        {
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        },
+    )
+    return {
+        "command": str(binary("gemini")),
+        "args": ["--acp"],
+        "startTimeout": 120.0,
+        "env": {"GOOGLE_GEMINI_BASE_URL": model.url, "GEMINI_API_KEY": API_KEY},
+    }
+
+
 CONFIGS: dict[str, Callable[[ModelServer, Path], JsonObject]] = {
     "claude": claude_config,
     "codex": codex_config,
+    "qwen": qwen_config,
+    "gemini": gemini_config,
 }
 
 

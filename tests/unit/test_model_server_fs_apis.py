@@ -81,8 +81,8 @@ def prompt(text: str) -> JsonObject:
 
 
 def called(name: str, args: JsonObject, n: int) -> list[JsonObject]:
-    call = {"id": f"call_{n}", "type": "function", "function": {"name": name}}
-    call["function"]["arguments"] = json.dumps(args)
+    fn = {"name": name, "arguments": json.dumps(args)}
+    call = {"id": f"call_{n}", "type": "function", "function": fn}
     result = {"role": "tool", "tool_call_id": f"call_{n}", "content": "ok"}
     return [{"role": "assistant", "content": None, "tool_calls": [call]}, result]
 
@@ -365,3 +365,18 @@ def test_lower_types_keeps_everything_but_the_case() -> None:
         "type": "object",
         "properties": {"a": {"type": ["string", "null"], "enum": ["X"]}},
     }
+
+
+def test_a_step_no_offered_tool_can_do_ends_the_turn_with_a_line(model: ModelServer) -> None:
+    # plan modes take the editing tools away: the model says so instead of calling one
+    read_only = [{"functionDeclarations": [declaration("read_file", ["file_path"])]}]
+    turn = [user(CONTEXT, "Change the greeting."), *gemini_call("read_file", 1)]
+    body = generate(turn, tools=read_only)
+    events = sse_data(post_gemini(model, "streamGenerateContent", body).text)
+    [part] = parts_of(events)[:1]
+    assert "no tool" in part["text"] and "replace" not in json.dumps(events)
+    only_read = chat([prompt("go"), *called("read_file", {"file_path": PATH}, 1)])
+    only_read["tools"] = QWEN_TOOLS[:1]
+    answer = post_chat(model, {**only_read, "stream": False}).json()
+    assert "no tool" in answer["choices"][0]["message"]["content"]
+    assert [r.step for r in model.turn_requests()] == model.script.turns[0][1:2] * 2
