@@ -8,61 +8,20 @@ edit in the file's buffer, and that undo takes it back.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.agents import scripted_command
+from tests.emacs.emacs import init_options, run_emacs, workspace
+
 pytestmark = pytest.mark.timeout(180)
-
-ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "acp_lsp" / "demo_workspace"
-EMACS = shutil.which("emacs")
-
-
-def run_emacs(tmp_path: Path, action: str) -> dict[str, object]:
-    if EMACS is None:
-        pytest.skip("emacs is not installed (scripts/install-emacs.sh: emacs-nox, elpa-eglot)")
-    ws = tmp_path / "ws"
-    shutil.copytree(DEMO, ws)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True)  # a project root for eglot
-    data = tmp_path / "data"
-    out = tmp_path / "result.json"
-    env = {
-        **os.environ,
-        "HOME": str(tmp_path / "home"),
-        "ACP_LSP_SERVER": f"{sys.executable} -m acp_lsp",
-        "ACP_LSP_DATA_DIR": str(data),
-        "ACP_DEMO_DELAY": "0",
-        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-        "HARNESS_WORKSPACE": str(ws),
-        "HARNESS_TRANSCRIPTS": str(data / "transcripts"),
-        "HARNESS_ACTION": action,
-        "HARNESS_OUT": str(out),
-        "PYTHONPATH": str(ROOT),
-    }
-    (tmp_path / "home").mkdir()
-    proc = subprocess.run(
-        [EMACS, "--batch", "-q", "-l", str(Path(__file__).with_name("harness.el"))],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=150,
-        cwd=ws,
-    )
-    assert out.exists(), f"emacs wrote no result:\n{proc.stderr[-3000:]}"
-    result: dict[str, object] = json.loads(out.read_text(encoding="utf-8"))
-    assert "error" not in result, f"{result}\n{proc.stderr[-3000:]}"
-    return result
 
 
 def test_code_action_transcript_permission_edit_and_undo(tmp_path: Path) -> None:
-    result = run_emacs(tmp_path, "Ask")
-    questions = [str(q) for q in result["questions"]]  # type: ignore[union-attr]
+    result = run_emacs(tmp_path, workspace(tmp_path), "Ask")
+    questions = [str(q) for q in result["questions"]]
     # eglot's own code action menu offered our action, and the permission came as a question
     assert any("Pick an action" in q for q in questions), questions
     assert any("Allow once" in q or "edit" in q.lower() for q in questions[1:]), questions
@@ -75,3 +34,35 @@ def test_code_action_transcript_permission_edit_and_undo(tmp_path: Path) -> None
     # the agent's edit is in the buffer (unsaved, as LSP's applyEdit leaves it), undo takes it back
     assert result["edited"] != result["original"]
     assert result["undone"] == result["original"]
+
+
+def scripted_agent_session(tmp_path: Path, via: str) -> dict[str, Any]:
+    """acp.newSession with one agent, "scripted", the default: settings sent only ``via``."""
+    argv = scripted_command({})
+    settings = {
+        "agents": {"scripted": {"command": argv[0], "args": argv[1:]}},
+        "defaultAgent": "scripted",
+    }
+    env = {
+        "HARNESS_FLOW": "session",
+        "HARNESS_INIT_OPTIONS": init_options(settings),
+        "HARNESS_SETTINGS_VIA": via,
+    }
+    return run_emacs(tmp_path, workspace(tmp_path), "", env)
+
+
+def test_settings_in_eglot_workspace_configuration(tmp_path: Path) -> None:
+    """``eglot-workspace-configuration`` (.dir-locals.el) with an ``:acp`` section works."""
+    result = scripted_agent_session(tmp_path, "workspace")
+    assert "(scripted)" in result["transcript"].splitlines()[0]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="eglot 1.9 sends workspace/didChangeConfiguration {settings: {}} (its empty "
+    "eglot-workspace-configuration) right after initialized; acp-lsp takes {} as its whole "
+    "settings and drops the initializationOptions, so the demo agent answers",
+)
+def test_settings_in_initialization_options(tmp_path: Path) -> None:
+    result = scripted_agent_session(tmp_path, "initializationOptions")
+    assert "(scripted)" in result["transcript"].splitlines()[0]
