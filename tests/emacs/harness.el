@@ -10,8 +10,9 @@
 ;; $HARNESS_FLOW picks what the user does: "ask" (the default: a code action, the transcript,
 ;; the agent's edit, undo), "disk" (an agent changes on disk a file open in Emacs, maybe with
 ;; an unsaved line; then save and undo) or "session" (a new session: which agent answers).
-;; $HARNESS_SETTINGS_VIA: "initializationOptions" or "workspace" sends the settings only
-;; that way (default: both, see below).
+;; $HARNESS_SETTINGS_VIA: "initializationOptions", "workspace" (eglot-workspace-configuration)
+;; or "dir-locals" (the same in the project's .dir-locals.el) sends the settings only that
+;; way (default: the first two, see below).
 
 (require 'cl-lib)
 (require 'json)
@@ -26,15 +27,21 @@
 (add-to-list 'eglot-server-programs
              `(python-mode . (,@(split-string (getenv "ACP_LSP_SERVER"))
                               ,@(and harness-settings
-                                     (not (equal (getenv "HARNESS_SETTINGS_VIA") "workspace"))
+                                     (member (getenv "HARNESS_SETTINGS_VIA")
+                                             '(nil "initializationOptions"))
                                      `(:initializationOptions ,harness-settings)))))
 ;; eglot 1.9 sends `workspace/didChangeConfiguration' with `eglot-workspace-configuration'
 ;; ({} by default) right after `initialized', and acp-lsp takes that object as its whole
-;; settings, dropping the initializationOptions (tests/emacs/test_eglot_disk.py shows it).
+;; settings, dropping the initializationOptions (tests/emacs/test_eglot.py shows it).
 ;; So the same settings go in the "acp" section too, as a user's .dir-locals.el would put them.
-(when (and harness-settings
-           (not (equal (getenv "HARNESS_SETTINGS_VIA") "initializationOptions")))
-  (setq-default eglot-workspace-configuration (list :acp harness-settings)))
+(when harness-settings
+  (pcase (getenv "HARNESS_SETTINGS_VIA")
+    ("initializationOptions")
+    ("dir-locals"                       ; the project's .dir-locals.el, as a user writes it
+     (with-temp-file (expand-file-name ".dir-locals.el" (getenv "HARNESS_WORKSPACE"))
+       (prin1 `((nil . ((eglot-workspace-configuration . (:acp ,harness-settings)))))
+              (current-buffer))))
+    (_ (setq-default eglot-workspace-configuration (list :acp harness-settings)))))
 (when (getenv "HARNESS_NO_CONFIRM")
   ;; what editors/emacs/README.md suggests: no "[eglot] Server wants to edit" per edit
   (setq eglot-confirm-server-initiated-edits nil))

@@ -51,10 +51,13 @@ def scripted_agent_session(tmp_path: Path, via: str) -> dict[str, Any]:
     return run_emacs(tmp_path, workspace(tmp_path), "", env)
 
 
-def test_settings_in_eglot_workspace_configuration(tmp_path: Path) -> None:
-    """``eglot-workspace-configuration`` (.dir-locals.el) with an ``:acp`` section works."""
-    result = scripted_agent_session(tmp_path, "workspace")
+@pytest.mark.parametrize("via", ["workspace", "dir-locals"])
+def test_settings_in_eglot_workspace_configuration(tmp_path: Path, via: str) -> None:
+    """``eglot-workspace-configuration`` with an ``:acp`` section works, set globally or in
+    the project's .dir-locals.el (what editors/emacs/README.md shows)."""
+    result = scripted_agent_session(tmp_path, via)
     assert "(scripted)" in result["transcript"].splitlines()[0]
+    assert result["questions"] == []  # the variable is safe as a directory-local one
 
 
 @pytest.mark.xfail(
