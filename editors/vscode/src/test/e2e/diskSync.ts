@@ -27,9 +27,12 @@ const NOTE = "# my unsaved note\n";
 
 type Step = Record<string, unknown>;
 
-/** A command the agent runs itself: a tool call, the disk changes, completed. */
+/** A command the agent runs itself: a tool call, the disk changes, completed. First a model
+ * round trip's pause: the server snapshots the folder before the turn, waiting for it only a
+ * quarter of a second (acp_lsp/editor/disk_sync.py BASELINE_WAIT_S). */
 function shell(callId: string, title: string, ...changes: Step[]): Step[] {
   return [
+    { sleep: 0.5 },
     { update: { sessionUpdate: "tool_call", toolCallId: callId, title, kind: "execute", status: "in_progress" } },
     ...changes,
     { update: { sessionUpdate: "tool_call_update", toolCallId: callId, status: "completed" } },
