@@ -18,7 +18,13 @@ import pytest
 
 from acp_lsp import protocol as p
 from tests.model_server import ModelServer, Say, Script, Tool
-from tests.model_server.script import read_edit_answer, several_turns, shell_edit, stall
+from tests.model_server.script import (
+    long_turn,
+    read_edit_answer,
+    several_turns,
+    shell_edit,
+    stall,
+)
 from tests.support.lsp_editor import TestEditor, pick
 from tests.support.production import start_agent
 
@@ -26,6 +32,8 @@ pytestmark = pytest.mark.timeout(240)
 
 GREET = 'def greet(name):\n    return f"Hello, {name}!"\n'
 TURN = 180.0  # a whole turn on a shared 2-core machine: generous, never asserted on
+LONG_TURN = 480.0
+LONG_CALLS = 200
 
 
 @pytest.fixture
@@ -197,6 +205,25 @@ async def test_claude_several_turns_in_one_session(
     await finish(editor, model)
 
 
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize(("agent", "mode"), [("claude", None), ("codex", "full-access")])
+async def test_long_turn(
+    tmp_path: Path, ws: Path, model: ModelServer, agent: str, mode: str | None
+) -> None:
+    model.script = long_turn(str(ws), tool_calls=LONG_CALLS, answer_chunks=500)
+    editor = await start_agent(tmp_path, ws, agent, model)
+    sid = await session(editor, mode)
+    result = await editor.prompt(sid, "Read it again and again.", timeout=LONG_TURN)
+    assert result["stopReason"] == "end_turn"
+    calls = tool_calls(editor, sid)
+    assert len(calls) == LONG_CALLS
+    assert {(c["kind"], c["status"]) for c in calls} == {("read", "completed")}
+    final = model.script.turns[0][-1]
+    assert isinstance(final, Say)
+    assert answer(editor, sid)[-1].endswith(final.text)
+    await finish(editor, model)
+
+
 async def cancel_mid_stream(editor: TestEditor, model: ModelServer, sid: str) -> None:
     turn = asyncio.ensure_future(editor.prompt(sid, "Tell me a story.", timeout=TURN))
     assert await asyncio.to_thread(model.wait_stalled, TURN), "the answer never started"
@@ -246,6 +273,25 @@ async def test_codex_reads_edits_and_answers(tmp_path: Path, ws: Path, model: Mo
     assert (ws / "greet.py").read_text(encoding="utf-8") == GREET.replace("Hello", "Howdy")
     calls = [r.body["input"][-1] for r in model.turn_requests()[1:]]
     assert [c["type"] for c in calls] == ["function_call_output"] * 2
+    await finish(editor, model)
+
+
+async def test_codex_read_only_asks_before_apply_patch_in_its_sandbox(
+    tmp_path: Path, ws: Path, model: ModelServer
+) -> None:
+    model.script = read_edit_answer(str(ws))
+    editor = await start_agent(tmp_path, ws, "codex-sandboxed", model)
+    editor.permission_policy = pick("allow_once")
+    sid = await session(editor)  # Codex starts read-only
+    result = await editor.prompt(sid, "Change the greeting to Howdy.", timeout=TURN)
+    assert result["stopReason"] == "end_turn"
+    [asked] = editor.permission_requests  # the sandboxed `cat` needs no permission
+    assert asked["toolCall"]["kind"] == "edit"
+    assert asked["toolCall"]["title"] == f"Edit {ws / 'greet.py'}"
+    assert {o["kind"] for o in asked["options"]} == {"allow_once", "reject_once"}
+    read, edit = tool_calls(editor, sid)
+    assert (read["kind"], read["status"], edit["status"]) == ("read", "completed", "completed")
+    assert (ws / "greet.py").read_text(encoding="utf-8") == GREET.replace("Hello", "Howdy")
     await finish(editor, model)
 
 

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -189,9 +191,44 @@ def gemini_config(model: ModelServer, home: Path) -> JsonObject:
     }
 
 
+def codex_sandbox_path(home: Path) -> str | None:
+    """A PATH on which Codex's Linux sandbox works, or None where it cannot here.
+
+    The sandbox runs ``bwrap`` (bubblewrap) and then ``codex-linux-sandbox``, an alias of the
+    Codex binary that the npm package does not install: this makes that alias."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return None
+    probe = subprocess.run([bwrap, "--ro-bind", "/", "/", "true"], capture_output=True)
+    if probe.returncode != 0:
+        return None  # no user namespaces here
+    scope = AGENTS / "codex" / "node_modules" / "@zed-industries"
+    native = next(scope.glob("codex-acp-linux-*/bin/codex-acp"), None)
+    if native is None:
+        return None
+    bin_dir = home / "codex-bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    alias = bin_dir / "codex-linux-sandbox"
+    if not alias.exists():
+        alias.symlink_to(native)
+    return f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def codex_sandboxed_config(model: ModelServer, home: Path) -> JsonObject:
+    """codex-acp as :func:`codex_config`, with its sandbox working (read-only and auto modes
+    run commands in it); skips the test where bubblewrap cannot run."""
+    config = codex_config(model, home)
+    path = codex_sandbox_path(home)
+    if path is None:
+        pytest.skip("Codex's sandbox needs bubblewrap (bwrap) with user namespaces")
+    config["env"]["PATH"] = path
+    return config
+
+
 CONFIGS: dict[str, Callable[[ModelServer, Path], JsonObject]] = {
     "claude": claude_config,
     "codex": codex_config,
+    "codex-sandboxed": codex_sandboxed_config,
     "qwen": qwen_config,
     "gemini": gemini_config,
 }
