@@ -46,19 +46,20 @@ def model() -> Iterator[ModelServer]:
         yield server
 
 
-def claude_turn(tmp_path: Path, model: ModelServer, **env: str) -> dict[str, Any]:
-    """The whole scene in Emacs (harness.el, HARNESS_FLOW=disk); what it recorded."""
+def claude_turn(
+    tmp_path: Path, model: ModelServer, *, shell: bool = False, **env: str
+) -> dict[str, Any]:
+    """The whole scene in Emacs (harness.el, HARNESS_FLOW=disk); what it recorded. Claude
+    reads src/app.py and edits it with its Edit tool, or (``shell``) runs ``sed -i``."""
     ws = workspace(tmp_path)
     app = ws / "src" / "app.py"
+    change = (
+        Tool("shell", {"command": f"sed -i 's/Hello/Hello again/' {app}"})
+        if shell
+        else Tool("edit", {"path": str(app), "old": "Hello", "new": "Hello again"})
+    )
     model.script = Script(
-        "read-edit",
-        [
-            [
-                Tool("read", {"path": str(app)}),
-                Tool("edit", {"path": str(app), "old": "Hello", "new": "Hello again"}),
-                Say(DONE, chunks=3),
-            ]
-        ],
+        "read-edit", [[Tool("read", {"path": str(app)}), change, Say(DONE, chunks=3)]]
     )
     home = tmp_path / "home"
     home.mkdir()
@@ -240,3 +241,24 @@ def test_with_acp_lsp_el_a_conflict_keeps_the_buffer_and_saving_asks(
     assert result["in_sync"] is False
     assert result["save_questions"] == [SAVE_ANYWAY]
     assert result["saved"] == mine
+
+
+def test_with_acp_lsp_el_a_shell_command_change_is_merged_too(
+    tmp_path: Path, model: ModelServer
+) -> None:
+    result = claude_turn(
+        tmp_path,
+        model,
+        shell=True,
+        HARNESS_USER_LINE=USER_LINE,
+        HARNESS_ELISP=str(ELISP),
+        HARNESS_NO_CONFIRM="1",
+    )
+    menu, transcript, permission = result["questions"]
+    assert menu.startswith(MENU) and transcript.startswith(CONFIRM)
+    assert "Agent wants to run: " in permission and "sed -i" in permission
+    assert result["edited"] == AGAIN + USER_LINE + "\n" and result["disk"] == AGAIN
+    assert [e[1:] for e in app_edits(result)] == [[2, 2, "applied"]]
+    assert result["in_sync"] is True and result["save_questions"] == []
+    assert result["saved"] == AGAIN + USER_LINE + "\n"
+    assert result["undone"] == ORIGINAL + USER_LINE + "\n"
