@@ -754,6 +754,12 @@ def bench_history(r: Runner) -> Section:
     return bench_history.run(r, Section, median, fmt)  # type: ignore[no-any-return]
 
 
+def bench_agent_turns(r: Runner) -> Section:
+    import bench_agent_turns
+
+    return bench_agent_turns.run(r, Section, median, fmt)  # type: ignore[no-any-return]
+
+
 BENCHMARKS: dict[str, Callable[[Runner], Section]] = {
     "streaming": bench_streaming,
     "latency": bench_latency,
@@ -764,6 +770,7 @@ BENCHMARKS: dict[str, Callable[[Runner], Section]] = {
     "startup": bench_startup,
     "memory": bench_memory,
     "history": bench_history,
+    "agent_turns": bench_agent_turns,
 }
 
 
