@@ -26,7 +26,6 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from acp_lsp import protocol as p
@@ -35,6 +34,7 @@ from acp_lsp.disk.shadow import FileDelta, ShadowError, ShadowRepo, shadow_dir
 from acp_lsp.editor.files import DocumentFiles
 from acp_lsp.editor.review import ReviewManager
 from acp_lsp.editor.review_sources import diff_items, location_paths, raw_input_paths
+from acp_lsp.history.paths import data_dir
 from acp_lsp.sandbox import Sandbox, SandboxError
 from acp_lsp.session import Session
 from acp_lsp.tasks import TaskOwner
@@ -78,8 +78,8 @@ class DiskSync:
         notify: Callable[[str, JsonObject], None],
         warn: Callable[[str], None],
         sandbox: Callable[[Session], Sandbox],
-        data_dir: Callable[[], Path],
         enabled: Callable[[], bool],
+        plain: Callable[[], bool],
         tasks: TaskOwner,
     ) -> None:
         self._files = files
@@ -88,8 +88,8 @@ class DiskSync:
         self._notify = notify
         self._warn = warn
         self._sandbox = sandbox
-        self._data_dir = data_dir
         self._enabled = enabled
+        self._plain = plain
         self._tasks = tasks
         self._repos: dict[str, ShadowRepo] = {}
         self._trackers: dict[str, _Tracker] = {}
@@ -160,7 +160,7 @@ class DiskSync:
             root = os.path.realpath(session.cwd)
             repo = self._repos.get(root)
             if repo is None:
-                repo = self._repos[root] = ShadowRepo(root, shadow_dir(self._data_dir(), root))
+                repo = self._repos[root] = ShadowRepo(root, shadow_dir(data_dir(os.environ), root))
             tracker = self._trackers[session.session_id] = _Tracker(repo)
         return tracker
 
@@ -327,7 +327,14 @@ class DiskSync:
             try:
                 if target != buffer:
                     done = await self._files.set_buffer(
-                        path, buffer, target, f"{session.agent}: {name} changed on disk"
+                        path,
+                        buffer,
+                        target,
+                        f"{session.agent}: {name} changed on disk",
+                        # a clean buffer in an editor with no front end: one that reloads the
+                        # file by itself may restart its versions (eglot 1.9 does), and a
+                        # minimal edit would then apply twice; a whole replacement cannot
+                        whole=buffer == base and self._plain(),
                     )
                     if not done:
                         continue

@@ -36,6 +36,7 @@ from acp_lsp.editor.file_text import (
     slice_lines,
 )
 from acp_lsp.editor.workspace_edits import build_workspace_edit
+from acp_lsp.text.lines import offset_to_position
 from acp_lsp.textedits import minimal_edits
 
 log = logging.getLogger(__name__)
@@ -219,14 +220,21 @@ class DocumentFiles:
         if self._save_declared():
             await self._save(path, text)
 
-    async def set_buffer(self, path: str, expected: str, target: str, label: str) -> bool:
+    async def set_buffer(
+        self, path: str, expected: str, target: str, label: str, *, whole: bool = False
+    ) -> bool:
         """Bring the open document of ``path`` from ``expected`` to ``target`` with a versioned
         edit, unsaved. False when there is no such document any more or it no longer reads
-        ``expected`` (the user typed meanwhile: the caller merges again)."""
+        ``expected`` (the user typed meanwhile: the caller merges again). ``whole`` replaces the
+        whole text: an edit that gives the same text when an editor applies it twice."""
         doc = self.document(path)
         if doc is None or doc.source != expected:
             return False
-        await self._apply(path, doc, expected, target, label)
+        edits = None
+        if whole:
+            end = offset_to_position(expected, len(expected), self._encoding())
+            edits = [types.TextEdit(range=types.Range(types.Position(0, 0), end), new_text=target)]
+        await self._apply(path, doc, expected, target, label, edits)
         return True
 
     async def delete(self, path: str, label: str) -> None:

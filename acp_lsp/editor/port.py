@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +28,6 @@ from acp_lsp.editor.permissions import PermissionBroker
 from acp_lsp.editor.progress import TurnProgress
 from acp_lsp.editor.review import ReviewManager
 from acp_lsp.editor.terminal_glue import Terminals
-from acp_lsp.history.paths import data_dir
 from acp_lsp.sandbox import Sandbox, SandboxError
 from acp_lsp.session import Session
 
@@ -101,8 +99,8 @@ class EditorSide:
             notify=self.server.protocol.send_notification_raw,
             warn=lambda msg: self.show_message(msg, "warning"),
             sandbox=self.sandbox,
-            data_dir=lambda: data_dir(os.environ),
             enabled=lambda: self.server.settings.track_disk,
+            plain=lambda: not any(self.server.protocol.client_acp.values()),
             tasks=self.server.tasks,
         )
         self.review.disk_written = self.disk.disk_written

@@ -20,8 +20,10 @@ JsonObject = dict[str, Any]
 
 
 def _section(raw: Any) -> Mapping[str, Any] | None:
-    """Settings may come bare or under an ``acp`` key."""
-    if isinstance(raw, Mapping):
+    """Settings may come bare or under an ``acp`` key. An empty object is no settings: eglot
+    1.9 sends ``{settings: {}}`` right after ``initialized``, which replaced the
+    initializationOptions with nothing."""
+    if isinstance(raw, Mapping) and raw:
         inner = raw.get("acp")
         if isinstance(inner, Mapping):
             return inner

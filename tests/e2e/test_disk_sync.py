@@ -18,6 +18,7 @@ import pytest
 from lsprotocol import types
 
 from acp_lsp import protocol as p
+from acp_lsp.textedits import apply_edits
 from tests.agents import scripted_command
 from tests.e2e.conftest import PROFILES, start_editor
 from tests.support.lsp_editor import TestEditor
@@ -36,13 +37,13 @@ async def launch(
 ) -> AsyncIterator[Launch]:
     editors: list[TestEditor] = []
 
-    async def start(script: JsonObject) -> TestEditor:
+    async def start(script: JsonObject, *, rich: bool = True) -> TestEditor:
         argv = scripted_command(script, tmp_dir=tmp_path)
         options = {
             "agents": {"scripted": {"command": argv[0], "args": argv[1:]}},
             "defaultAgent": "scripted",
         }
-        editor = await start_editor(tmp_path, workspace, request.param, options)
+        editor = await start_editor(tmp_path, workspace, request.param, options, rich=rich)
         editors.append(editor)
         return editor
 
@@ -276,3 +277,33 @@ async def test_a_client_terminal_command_change_reaches_the_buffer(
 
 
 MINE = "# mine, unsaved\n"
+
+
+async def test_a_plain_editor_gets_an_edit_it_cannot_apply_twice(
+    launch: Launch, workspace: Path
+) -> None:
+    """eglot 1.9 reloads a clean buffer when asked and restarts its versions at 0, so the
+    versioned edit still matched and a minimal one applied twice ("Hello again again")."""
+    app = workspace / APP
+    changed = app.read_text().replace("Hello, ", "Hello again, ")
+    editor = await launch(
+        {
+            "on": {
+                "session/prompt": shell(
+                    "s1", "sed", {"write_file": {"path": APP, "content": changed}}
+                )
+            }
+        },
+        rich=False,
+    )
+    editor.open(app)  # clean
+    sid = (await editor.new_session())["sessionId"]
+    await editor.prompt(sid, "go")
+    assert editor.doc(app).text == changed
+    [sync] = [e for e in editor.applied_edits if e.label and "changed on disk" in e.label]
+    changes = sync.edit.document_changes or []
+    [edits] = [c.edits for c in changes if isinstance(c, types.TextDocumentEdit)] or [
+        next(iter((sync.edit.changes or {}).values()))
+    ]
+    # the whole text, replaced: applying it again changes nothing
+    assert apply_edits(changed, list(edits)) == changed
