@@ -60,12 +60,6 @@ def test_settings_in_eglot_workspace_configuration(tmp_path: Path, via: str) -> 
     assert result["questions"] == []  # the variable is safe as a directory-local one
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="eglot 1.9 sends workspace/didChangeConfiguration {settings: {}} (its empty "
-    "eglot-workspace-configuration) right after initialized; acp-lsp takes {} as its whole "
-    "settings and drops the initializationOptions, so the demo agent answers",
-)
 def test_settings_in_initialization_options(tmp_path: Path) -> None:
     result = scripted_agent_session(tmp_path, "initializationOptions")
     assert "(scripted)" in result["transcript"].splitlines()[0]
