@@ -84,6 +84,8 @@ export class DocumentSync implements vscode.Disposable {
     private readonly log: vscode.LogOutputChannel,
     /** The agent of a session, for messages ("claude changed …"). */
     private readonly agentOf: (sessionId: string) => string | undefined,
+    /** Shows a tab of the extension's own (a chat tab) again; false for any other tab. */
+    private readonly revealOwn: (tab: vscode.Tab, column: vscode.ViewColumn) => boolean = () => false,
   ) {}
 
   /** Handle one acp/documentsSynced notification; resolves when its documents are done. */
@@ -207,7 +209,7 @@ export class DocumentSync implements vscode.Disposable {
         await vscode.commands.executeCommand("vscode.openWith", input.uri, input.viewType, options);
       } else if (input instanceof vscode.TabInputNotebook) {
         await vscode.commands.executeCommand("vscode.openWith", input.uri, input.notebookType, options);
-      } else {
+      } else if (!this.revealOwn(tab, group.viewColumn)) {
         const index = group.tabs.indexOf(tab);
         if (index >= 0) {
           await vscode.commands.executeCommand("workbench.action.openEditorAtIndex", index);

@@ -49,7 +49,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
   const permissions: PermissionBroker = new PermissionBroker(
     (sessionId): boolean => view.visible || panels.showsSession(sessionId),
   );
-  const documents = new DocumentSync(output, (sessionId) => store.get(sessionId)?.agent);
+  const documents = new DocumentSync(
+    output,
+    (sessionId) => store.get(sessionId)?.agent,
+    (tab, column) => panels.reveal(tab, column),
+  );
   server = new AcpServer(output, {
     sessionUpdate: (p) => store.handleUpdate(p),
     sessionStatus: (p) => store.handleStatus(p),

@@ -210,6 +210,20 @@ export class ChatPanels implements vscode.Disposable {
     return [...this.panels];
   }
 
+  /** Show the chat tab `tab` again in `column` (focused: it was the active editor). False for
+   * a tab that is no chat tab of this extension. */
+  reveal(tab: vscode.Tab, column: vscode.ViewColumn): boolean {
+    if (!(tab.input instanceof vscode.TabInputWebview) || !tab.input.viewType.endsWith(CHAT_PANEL_TYPE)) {
+      return false;
+    }
+    const chat = this.list().find((p) => p.panel.viewColumn === column && p.panel.title === tab.label);
+    if (!chat) {
+      return false;
+    }
+    chat.panel.reveal(column, false);
+    return true;
+  }
+
   /** Whether a tab on screen shows this session (its permission prompts need no notification). */
   showsSession(sessionId: string): boolean {
     return this.list().some((p) => p.sessionId === sessionId && p.panel.visible);

@@ -312,3 +312,62 @@ test("disk sync: an agent's change that conflicts with unsaved edits leaves the 
     await closeAllEditors();
   }
 }, 60_000);
+
+test("disk sync: with the chat in the active editor tab, a document in another tab is synced and the chat tab stays in front", async () => {
+  const a = await api();
+  await closeAllEditors();
+  const restoreAutoSave = await setAutoSave("off");
+  const file = writeFile("sync/behind.py", APP);
+  const changed = APP.replace("tiny", "little");
+  const editor = await openEditor(file);
+  await typeAtEnd(editor, NOTE);
+  const syncs = await recordSyncs();
+  try {
+    await withAgent("disk-tab", shell("sed6", "sed -i s/tiny/little/ sync/behind.py", { write_file: { path: "sync/behind.py", content: changed } }), async (sessionId) => {
+      // the chat of the session in an editor tab of the same group, in front
+      const tab = a.panels.open(sessionId, vscode.ViewColumn.Active);
+      await waitFor(() => tab.panel.active, "the chat tab in front");
+      await tab.controller.sendPrompt("littler");
+      await waitFor(() => syncOf(syncs.events, file), "the document synced");
+      assertEqual(syncOf(syncs.events, file)?.outcome, "merged", "the outcome");
+      assertEqual(editor.document.getText(), changed + NOTE, "the document's text");
+      const front = vscode.window.tabGroups.activeTabGroup.activeTab;
+      assert(front?.input instanceof vscode.TabInputWebview && tab.panel.active, `the chat tab is in front again: ${front?.label}`);
+      await save(editor.document);
+      assertEqual(fs.readFileSync(file, "utf8"), changed + NOTE, "saved");
+    });
+  } finally {
+    syncs.dispose();
+    await restoreAutoSave();
+    await closeAllEditors();
+  }
+}, 60_000);
+
+test("disk sync: with files.autoSave afterDelay (code-server's default) the merged document saves itself, no conflict", async () => {
+  const a = await api();
+  await closeAllEditors();
+  // long enough for the turn to change the disk before the unsaved line is saved
+  const files = vscode.workspace.getConfiguration("files");
+  const delay = files.inspect<number>("autoSaveDelay")?.globalValue;
+  await files.update("autoSaveDelay", 5000, vscode.ConfigurationTarget.Global);
+  const restoreAutoSave = await setAutoSave("afterDelay");
+  const file = writeFile("sync/auto.py", APP);
+  const changed = APP.replace("greeting", "salutation");
+  const syncs = await recordSyncs();
+  try {
+    await withAgent("disk-auto", shell("sed7", "sed -i s/greeting/salutation/ sync/auto.py", { write_file: { path: "sync/auto.py", content: changed } }), async () => {
+      const editor = await openEditor(file);
+      await typeAtEnd(editor, NOTE);
+      await a.chat.sendPrompt("salute");
+      await waitFor(() => syncOf(syncs.events, file), "the document synced");
+      assertEqual(syncOf(syncs.events, file)?.outcome, "merged", "the outcome (the line still unsaved)");
+      await waitFor(() => !editor.document.isDirty, "the auto save", 15_000);
+      assertEqual(fs.readFileSync(file, "utf8"), changed + NOTE, "auto-saved: the agent's change and the line");
+    });
+  } finally {
+    syncs.dispose();
+    await restoreAutoSave();
+    await files.update("autoSaveDelay", delay, vscode.ConfigurationTarget.Global);
+    await closeAllEditors();
+  }
+}, 60_000);
