@@ -32,6 +32,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -66,6 +67,10 @@ LABELS = {
     "bridge_nodisk": "through acp-lsp, trackDisk off",
 }
 TURN_TIMEOUT_S = 300.0
+# Session modes that ask nothing and let the tools run, the same in both paths: Claude's
+# default asks nothing for reads; Codex's read-only and auto fail every command where its
+# sandbox cannot start (tests/e2e/test_production_turns.py), so it runs in full-access.
+MODES = {"codex": "full-access"}
 PAUSE_S = 1.0  # before each prompt, in both paths
 LINE_LIMIT = 64 * 1024 * 1024  # one NDJSON frame may carry a whole file
 
@@ -328,8 +333,10 @@ async def run_direct(spec: JsonObject, log: Path) -> JsonObject:
             },
         )
         result = await peer.request("session/new", {"cwd": spec["ws"], "mcpServers": []})
-        session_ms = now_ms() - started
         sid = result["sessionId"]
+        if spec.get("mode"):
+            await peer.request("session/set_mode", {"sessionId": sid, "modeId": spec["mode"]})
+        session_ms = now_ms() - started
         for text in spec["prompts"]:
             await asyncio.sleep(spec["pause_s"])  # a user types: the agent's side work settles
             turn = Turn()
@@ -404,8 +411,10 @@ async def run_bridge(spec: JsonObject, log: Path, track_disk: bool) -> JsonObjec
         )
         peer.notify("initialized", {})
         result = await peer.request("acp/newSession", {"cwd": ws}, timeout=180)
-        session_ms = now_ms() - started
         sid = result["sessionId"]
+        if spec.get("mode"):
+            await peer.request("acp/setMode", {"sessionId": sid, "modeId": spec["mode"]})
+        session_ms = now_ms() - started
         for i, text in enumerate(spec["prompts"]):
             if spec.get("profile") and i == len(spec["prompts"]) - 1:
                 spy = start_profile(proc.pid, spec["profile"])
@@ -442,7 +451,7 @@ async def run_bridge(spec: JsonObject, log: Path, track_disk: bool) -> JsonObjec
 def start_profile(pid: int, out: str) -> subprocess.Popen[bytes]:
     """py-spy on the server for the measured turn (collapsed stacks for
     bench/profile_summary.py); --nonblocking never pauses it mid-write."""
-    spy = str(Path(sys.executable).with_name("py-spy"))
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     argv = [spy, "record", "--nonblocking", "-r", "400", "-f", "raw", "-o", out, "-p", str(pid)]
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -602,6 +611,7 @@ def _one_run(
         "server_env": production.server_env(home),
         "ws": str(ws),
         "prompts": [WARMUP_PROMPT, PROMPT],
+        "mode": MODES.get(agent),
         "pause_s": PAUSE_S,
         "stamps": str(stamps),
         "log": str(r.log_dir / f"agent_turns-{agent}-{scenario.key}-{path}-{run_dir.name}.log"),
