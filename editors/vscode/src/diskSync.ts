@@ -16,6 +16,7 @@
 
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { parseDiskConflict } from "./model/serverMessages";
 import { middleReplacement } from "./model/textChange";
 import type * as protocol from "./protocol";
 
@@ -25,6 +26,9 @@ const COMPARE_COMMAND = "workbench.files.action.compareWithSaved";
 const VERSION_WAIT_MS = 2000;
 /** How long the reverted text may take to reach the extension host. */
 const REVERT_WAIT_MS = 2000;
+/** How long the server's conflict warning waits for its acp/documentsSynced before it is shown
+ * as the server wrote it. */
+const CONFLICT_WAIT_MS = 3000;
 
 export type SyncOutcome =
   /** The document equals the file and is clean. */
@@ -77,6 +81,8 @@ export class DocumentSync implements vscode.Disposable {
   /** One document at a time: each revert borrows the active editor. */
   private queue: Promise<void> = Promise.resolve();
   private readonly emitter = new vscode.EventEmitter<SyncEvent>();
+  /** The server's conflict warnings (file name -> its lines), until their notification comes. */
+  private readonly conflictLines = new Map<string, { lines: string; timer: NodeJS.Timeout }>();
   /** Fires once per document of each notification, when it was handled. */
   readonly onDidSync = this.emitter.event;
 
@@ -87,6 +93,23 @@ export class DocumentSync implements vscode.Disposable {
     /** Shows a tab of the extension's own (a chat tab) again; false for any other tab. */
     private readonly revealOwn: (tab: vscode.Tab, column: vscode.ViewColumn) => boolean = () => false,
   ) {}
+
+  /** A warning the server showed (window/showMessage): true when it is the server's news of a
+   * conflict, which the conflict's acp/documentsSynced entry shows instead (with its lines and
+   * an action). Shown as it is should that notification not come. */
+  takeServerWarning(message: string, show: (message: string) => void): boolean {
+    const conflict = parseDiskConflict(message);
+    if (!conflict) {
+      return false;
+    }
+    clearTimeout(this.conflictLines.get(conflict.file)?.timer);
+    const timer = setTimeout(() => {
+      this.conflictLines.delete(conflict.file);
+      show(message);
+    }, CONFLICT_WAIT_MS);
+    this.conflictLines.set(conflict.file, { lines: conflict.lines, timer });
+    return true;
+  }
 
   /** Handle one acp/documentsSynced notification; resolves when its documents are done. */
   handle(params: protocol.DocumentsSyncedParams): Promise<void> {
@@ -223,8 +246,14 @@ export class DocumentSync implements vscode.Disposable {
   /** Tell the user; returns what was shown. */
   private warnConflict(document: vscode.TextDocument, agent: string): string {
     const name = vscode.workspace.asRelativePath(document.uri, false) || path.basename(document.uri.fsPath);
+    const server = this.conflictLines.get(path.basename(document.uri.fsPath));
+    if (server) {
+      clearTimeout(server.timer);
+      this.conflictLines.delete(path.basename(document.uri.fsPath));
+    }
+    const lines = server ? ` (lines ${server.lines})` : "";
     const message =
-      `ACP: ${agent} changed ${name} on disk where you have unsaved edits; your text was kept. ` +
+      `ACP: ${agent} changed ${name} on disk where you have unsaved edits${lines}; your text was kept. ` +
       "Saving it will ask whether to overwrite the agent's change.";
     void vscode.window.showWarningMessage(message, "Compare with Disk").then((choice) => {
       if (choice === "Compare with Disk") {
@@ -235,6 +264,9 @@ export class DocumentSync implements vscode.Disposable {
   }
 
   dispose(): void {
+    for (const { timer } of this.conflictLines.values()) {
+      clearTimeout(timer);
+    }
     this.emitter.dispose();
   }
 }

@@ -2,6 +2,7 @@
 // bar and the commands together. No logic of its own.
 
 import * as vscode from "vscode";
+import { MessageType, type ShowMessageParams } from "vscode-languageclient/node";
 import { registerAttachCommands } from "./chat/attachCommands";
 import { ChatController } from "./chat/controller";
 import { currentChat } from "./chat/current";
@@ -42,6 +43,20 @@ export interface AcpLspApi {
 
 let server: AcpServer | undefined;
 
+/** window/showMessage as vscode-languageclient shows it. */
+function showServerMessage(params: ShowMessageParams): void {
+  switch (params.type) {
+    case MessageType.Error:
+      void vscode.window.showErrorMessage(params.message);
+      break;
+    case MessageType.Warning:
+      void vscode.window.showWarningMessage(params.message);
+      break;
+    default:
+      void vscode.window.showInformationMessage(params.message);
+  }
+}
+
 export async function activate(context: vscode.ExtensionContext): Promise<AcpLspApi> {
   const output = vscode.window.createOutputChannel("ACP Agents", { log: true });
   // The server's handlers, the store and the view refer to each other: the closures below
@@ -63,6 +78,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
     elicitation: (p) => askElicitation(p),
     elicitationComplete: (p) => output.info(`${p.agent}: elicitation ${p.elicitationId} completed`),
     documentsSynced: (p) => void documents.handle(p),
+    showMessage: (p) => {
+      if (p.type === MessageType.Warning && documents.takeServerWarning(p.message, (m) => void vscode.window.showWarningMessage(m))) {
+        return;
+      }
+      showServerMessage(p);
+    },
   });
   const store: SessionStore = new SessionStore(server, () => readSettings().followAlong);
   const diffs = new DiffDocuments();

@@ -8,7 +8,9 @@ import {
   CloseAction,
   ErrorAction,
   LanguageClient,
+  ShowMessageNotification,
   State,
+  type ShowMessageParams,
   type ErrorHandler,
   type LanguageClientOptions,
   type ServerOptions,
@@ -34,6 +36,8 @@ export interface ServerHandlers {
   elicitation(params: protocol.ElicitationParams): Promise<protocol.ElicitationResult>;
   elicitationComplete(params: protocol.ElicitationCompleteParams): void;
   documentsSynced(params: protocol.DocumentsSyncedParams): void;
+  /** window/showMessage (taken over from the client, which would show each as it is). */
+  showMessage(params: ShowMessageParams): void;
 }
 
 /** Declares `capabilities.experimental.acp` in `initialize` (DESIGN §2). */
@@ -231,6 +235,8 @@ export class AcpServer implements vscode.Disposable {
     client.onRequest(protocol.elicitation, (p) => h.elicitation(p));
     client.onNotification(protocol.elicitationComplete, (p) => h.elicitationComplete(p));
     client.onNotification(protocol.documentsSynced, (p) => h.documentsSynced(p));
+    // Registered before start, this replaces the client's own handler (added first).
+    client.onNotification(ShowMessageNotification.type, (p) => h.showMessage(p));
     // Also after the client's own restart of a crashed server: sessions must be fetched anew.
     client.onDidChangeState((event) => {
       if (this.client !== client) {

@@ -302,6 +302,8 @@ test("disk sync: an agent's change that conflicts with unsaved edits leaves the 
       const event = await waitFor(() => syncOf(syncs.events, file), "the conflict reported");
       assertEqual(event.outcome, "conflict", "the outcome");
       assert(event.message?.includes("sync/conflict.py"), `the warning names the file: ${event.message}`);
+      // the server's own warning (window/showMessage) was taken into this one: its lines
+      assert(event.message?.includes("(lines 5)"), `the warning names the lines: ${event.message}`);
       assertEqual(editor.document.getText(), mine, "the user's text is kept");
       assertEqual(fs.readFileSync(file, "utf8"), theirs, "the disk has the agent's");
     });
