@@ -124,6 +124,9 @@ function M.mark_read(buf)
   local views = {}
   for _, win in ipairs(vim.fn.win_findbuf(buf)) do
     views[win] = vim.api.nvim_win_call(win, vim.fn.winsaveview)
+    -- A reload fixes only the current window's cursor: another one left past the new last
+    -- line breaks the next change (E315). Each view comes back at the end.
+    vim.api.nvim_win_set_cursor(win, { 1, 0 })
   end
   vim.api.nvim_buf_call(buf, function()
     local modified = vim.bo[buf].modified
