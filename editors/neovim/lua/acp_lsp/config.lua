@@ -163,6 +163,10 @@ function M.lsp_config()
     capabilities = {
       experimental = { acp = vim.deepcopy(protocol.client_capability) },
       window = { showDocument = { support = true } },
+      -- Neovim's core applies documentChanges (versioned text edits, create / rename / delete
+      -- files) but does not say so: without it the server sends unversioned `changes`, which
+      -- a buffer Neovim reloaded meanwhile would take twice, and cannot delete an open file.
+      workspace = { workspaceEdit = { documentChanges = true } },
     },
     init_options = vim.deepcopy(M.options.settings),
     on_init = function(client)
