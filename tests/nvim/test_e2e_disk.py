@@ -12,13 +12,17 @@ while the buffer follows.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.agents import scripted_command
+from tests.model_server import ModelServer, Say, Script, Tool
+from tests.nvim import test_screenshots as shots
 from tests.nvim.conftest import SERVER_CMD, Editor
+from tests.support.production import claude_config, server_env
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -96,6 +100,27 @@ def write_silently(editor: Editor) -> None:
     )
     assert out["errmsg"] == "" and out["warningmsg"] == "", out
     assert "changed since reading" not in out["messages"], out
+
+
+def poll(editor: Editor, condition: str, timeout_s: float = 10.0) -> None:
+    """Wait from outside (typed keys run) until the Lua condition holds; fails at once, with
+    Neovim's messages, when Neovim blocks on a question or a hit-enter prompt."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        mode = editor.nvim.api.get_mode()
+        if mode.get("blocking"):
+            # q leaves a more-prompt, <CR> a hit-enter prompt, n<CR> a yes/no question
+            for keys in ("q", "<CR>", "n<CR>"):
+                editor.nvim.input(keys)
+                time.sleep(0.2)
+                if not editor.nvim.api.get_mode().get("blocking"):
+                    break
+            messages = editor.lua("return vim.fn.execute('messages')")
+            raise AssertionError(f"Neovim blocked on a prompt ({mode}):\n{messages}")
+        if editor.lua(f"return {condition}"):
+            return
+        assert time.monotonic() < deadline, f"timed out polling for: {condition}"
+        time.sleep(0.02)
 
 
 def press_in_chat(editor: Editor, text: str, keys: str) -> None:
@@ -176,9 +201,9 @@ def test_reject_from_files_changed_restores_the_disk_and_the_buffer_follows(
     app_buf = editor.lua("return vim.api.nvim_get_current_buf()")
 
     press_in_chat(editor, "M src/app.py", "gr")
-    editor.poll("T.find_line('review reject: src/app.py rejected') ~= nil")
+    poll(editor, "T.find_line('review reject: src/app.py rejected') ~= nil")
     assert app.read_bytes() == original_bytes  # byte for byte
-    editor.poll("T.chat_lines()[T.find_line('M src/app.py')]:match('rejected$') ~= nil")
+    poll(editor, "T.chat_lines()[T.find_line('M src/app.py')]:match('rejected$') ~= nil")
     # The buffer followed the undo on disk and kept the user's line, still unsaved.
     editor.wait("vim.deep_equal(vim.api.nvim_buf_get_lines(a[1], 0, -1, false), a[2])",
                 app_buf, [*original.splitlines(), USER_LINE])  # fmt: skip
@@ -207,8 +232,8 @@ def test_clean_buffer_ends_unmodified_and_keep_marks_the_file_accepted(
     assert editor.lua("return vim.b[...].changedtick", app_buf) == tick
 
     press_in_chat(editor, "file changed", "ga")  # on the title: every file of the turn
-    editor.poll("T.find_line('review accept: src/app.py accepted') ~= nil")
-    editor.poll("T.chat_lines()[T.find_line('M src/app.py')]:match('accepted$') ~= nil")
+    poll(editor, "T.find_line('review accept: src/app.py accepted') ~= nil")
+    poll(editor, "T.chat_lines()[T.find_line('M src/app.py')]:match('accepted$') ~= nil")
     assert app.read_text() == changed
 
 
@@ -282,3 +307,231 @@ def test_conflicting_unsaved_edit_is_kept_and_the_user_is_told(
     notes = editor.lua("return vim.tbl_map(function(n) return n.msg end, T.notifications)")
     assert any("conflict: your buffer was kept" in n and "src/app.py" in n for n in notes), notes
     assert app.read_text() == changed
+
+
+# -- a real agent: claude-agent-acp against the scripted model -----------------------------------
+
+CLAUDE_TURN_MS = 180_000  # a whole turn on a shared 2-core machine: generous, never asserted on
+
+
+@pytest.fixture
+def model() -> Iterator[ModelServer]:
+    with ModelServer() as server:
+        yield server
+
+
+def start_claude(editor: Editor, workspace: Path, tmp_path: Path, model: ModelServer) -> None:
+    """The plugin against the real server, Claude (claude-agent-acp at its pinned version)
+    the default agent, its Anthropic API the scripted model; an empty HOME for both."""
+    home = tmp_path / "home"
+    home.mkdir()
+    claude = claude_config(model, home)  # skips when the agent is not installed
+    env = server_env(home)
+    editor.cmd(f"cd {workspace}")
+    editor.lua(
+        "require('acp_lsp').setup({ cmd = ..., cmd_env = select(2, ...), "
+        "settings = select(3, ...), permission_ui = 'select' })",
+        SERVER_CMD,
+        {k: env[k] for k in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "ACP_LSP_DATA_DIR")},
+        {"agents": {"claude": claude}, "defaultAgent": "claude"},
+    )
+
+
+def chat_row(editor: Editor, text: str) -> str:
+    """The chat line containing `text`."""
+    return str(editor.lua("return T.chat_lines()[T.find_line(...)]", text))
+
+
+@pytest.mark.timeout(420)
+def test_claude_edits_on_disk_the_dirty_buffer_follows_and_the_turn_is_reviewed(
+    editor: Editor, workspace: Path, tmp_path: Path, model: ModelServer
+) -> None:
+    app = workspace / APP
+    original = app.read_text()
+    howdy = original.replace("Hello", "Howdy")
+    hi = original.replace("Hello", "Hi")
+    model.script = Script(
+        "read-edit twice",
+        [
+            [
+                Tool("read", {"path": str(app)}),
+                Tool("edit", {"path": str(app), "old": "Hello", "new": "Howdy"}),
+                Say("I updated the greeting in src/app.py.", chunks=3),
+            ],
+            [
+                Tool("read", {"path": str(app)}),
+                Tool("edit", {"path": str(app), "old": "Howdy", "new": "Hi"}),
+                Say("Now it says Hi.", chunks=2),
+            ],
+        ],
+    )
+    start_claude(editor, workspace, tmp_path, model)
+    editor.cmd(f"edit {APP}")
+    editor.cmd(f"normal! Go{USER_LINE}")  # unsaved
+    app_buf = editor.lua("return vim.api.nvim_get_current_buf()")
+    app_win = editor.lua("return vim.api.nvim_get_current_win()")
+    editor.lua("T.new_session(nil, 120000)")
+    editor.lua("T.send('Change the greeting to Howdy.')")
+    editor.wait(
+        "T.session().status == 'idle' and T.find_line('file changed') ~= nil",
+        timeout_ms=CLAUDE_TURN_MS,
+    )
+    chat = editor.chat()
+    assert "I updated the greeting in src/app.py." in chat
+    # the chat shows both tool calls and the edit's diff
+    assert "✓ Read" in chat and "✓ Edit" in chat, chat
+    assert '-    return f"Hello, {title_case(name)}!"' in chat
+    assert '+    return f"Howdy, {title_case(name)}!"' in chat
+    assert chat_row(editor, "M src/app.py").split() == [
+        "M", "src/app.py", "modified", "+1", "-1", "pending",
+    ]  # fmt: skip
+    # Claude edited on disk; the open buffer shows its change with the user's line kept
+    assert app.read_text() == howdy
+    assert editor.lua("return T.buf_lines(...)", str(app)) == [*howdy.splitlines(), USER_LINE]
+    assert editor.lua("return vim.bo[...].modified", app_buf) is True
+    # follow-along landed on the changed line (9), not on the file's top
+    follow = editor.lua("return T.follow()")
+    assert follow is not None and follow["name"] == str(app), follow
+    assert follow["row"] == 9, follow
+    assert editor.lua("return vim.api.nvim_get_current_win()") == app_win
+    # :w asks nothing
+    write_silently(editor)
+    assert app.read_text() == howdy + USER_LINE + "\n"
+    # keep: the file's review says accepted, the disk stays
+    press_in_chat(editor, "M src/app.py", "ga")
+    poll(editor, "T.chat_lines()[T.find_line('M src/app.py')]:match('accepted$') ~= nil")
+    assert app.read_text() == howdy + USER_LINE + "\n"
+
+    # Turn 2: another edit; the user types another unsaved line first, then rejects the edit.
+    editor.lua("vim.api.nvim_set_current_win(...)", app_win)
+    editor.cmd("normal! Go# second note")
+    editor.lua("T.send('Make it Hi.')")
+    editor.wait(
+        "T.session().status == 'idle' and T.find_line('Now it says Hi.') ~= nil "
+        "and #vim.tbl_filter(function(l) return l:find('file changed', 1, true) end, "
+        "T.chat_lines()) == 2",
+        timeout_ms=CLAUDE_TURN_MS,
+    )
+    assert app.read_text() == hi + USER_LINE + "\n"
+    assert editor.lua("return T.buf_lines(...)", str(app)) == [
+        *hi.splitlines(), USER_LINE, "# second note",
+    ]  # fmt: skip
+    lines = editor.lua("return T.chat_lines()")
+    last_row = max(i for i, line in enumerate(lines) if "M src/app.py" in line) + 1
+    editor.lua(
+        "local chat = T.chat_windows() vim.api.nvim_set_current_win(chat) "
+        "vim.api.nvim_win_set_cursor(chat, { ..., 0 })",
+        last_row,
+    )
+    editor.nvim.input("gr")
+    poll(editor, "T.find_line('review reject: src/app.py rejected') ~= nil", timeout_s=20)
+    assert app.read_text() == howdy + USER_LINE + "\n"  # back to the kept state, byte for byte
+    editor.wait(
+        "vim.deep_equal(T.buf_lines(a[1]), a[2])",
+        str(app),
+        [*howdy.splitlines(), USER_LINE, "# second note"],
+    )
+    editor.lua("vim.api.nvim_set_current_win(...)", app_win)
+    write_silently(editor)
+    assert app.read_text() == howdy + USER_LINE + "\n# second note\n"
+    assert model.unknown_requests() == [], model.unknown_requests()
+
+
+# -- screenshots (a real Neovim in tmux; skipped without tmux or Chromium) ------------------------
+
+tui = shots.tui  # the fixture of tests/nvim/test_screenshots.py
+
+
+def test_screenshots_disk_sync_and_files_changed(tui: shots.Tui, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    app = workspace / APP
+    changed = app.read_text().replace("Hello, ", "Hi there, ")
+    notes = "# Notes\n\nGreeting changed to 'Hi there'.\nslugify stays in util.py.\n"
+    start(
+        tui,
+        workspace,
+        tmp_path,
+        {
+            "on": {
+                "session/prompt": [
+                    *shell(
+                        "sh1",
+                        "sed -i 's/Hello/Hi there/' src/app.py",
+                        {"write_file": {"path": APP, "content": changed}},
+                    ),
+                    THINK,
+                    {
+                        "update": {
+                            "sessionUpdate": "tool_call",
+                            "toolCallId": "w1",
+                            "title": "Write NOTES.md",
+                            "kind": "edit",
+                            "status": "pending",
+                            "rawInput": {"file_path": "{cwd}/NOTES.md"},
+                        }
+                    },
+                    {"write_file": {"path": "NOTES.md", "content": notes}},
+                    {
+                        "update": {
+                            "sessionUpdate": "tool_call_update",
+                            "toolCallId": "w1",
+                            "status": "completed",
+                            "content": [
+                                {
+                                    "type": "diff",
+                                    "path": "{cwd}/NOTES.md",
+                                    "oldText": None,
+                                    "newText": notes,
+                                }
+                            ],
+                        }
+                    },
+                    *shell("sh2", "rm README.md", {"delete_file": "README.md"}),
+                    answer("Changed the greeting, wrote NOTES.md and removed README.md."),
+                ]
+            }
+        },
+    )
+    tui.cmd(f"edit {APP}")
+    tui.cmd(f"normal! Go{USER_LINE}")
+    tui.lua("T.new_session()")
+    tui.lua("T.send('Say hi there, note it, drop the README')")
+    tui.wait("T.session().status == 'idle' and T.find_line('3 files changed') ~= nil")
+    tui.lua(
+        "local chat, input = T.chat_windows() vim.api.nvim_win_set_height(input, 3) "
+        "vim.api.nvim_win_call(chat, function() "
+        "vim.api.nvim_win_set_cursor(0, { T.find_line('Say hi there'), 0 }) vim.cmd('normal! zt') "
+        "end)"
+    )
+    tui.lua("vim.cmd('wincmd t') vim.cmd('normal! 9Gzz')")
+    tui.settle()
+    tui.shot(
+        "disk-sync",
+        [
+            'return f"Hi there, {title_case(name)}!"',
+            USER_LINE,
+            "[+]",
+            "≡ 3 files changed",
+            "M src/app.py",
+            "A NOTES.md",
+            "D README.md",
+        ],
+    )
+    # keep the greeting, reject the rest from the block; the deleted README comes back
+    press_in_chat(tui, "M src/app.py", "ga")
+    poll(tui, "T.find_line('review accept: src/app.py accepted') ~= nil")
+    press_in_chat(tui, "D README.md", "gr")
+    poll(tui, "T.find_line('review reject: README.md rejected') ~= nil")
+    press_in_chat(tui, "A NOTES.md", "gr")
+    poll(tui, "T.find_line('review reject: NOTES.md rejected') ~= nil")
+    assert (workspace / "README.md").exists() and not (workspace / "NOTES.md").exists()
+    tui.lua("vim.cmd('wincmd t')")
+    write_silently(tui)
+    tui.lua(
+        "local chat = T.chat_windows() vim.api.nvim_win_call(chat, function() "
+        "vim.api.nvim_win_set_cursor(0, { T.find_line('Say hi there'), 0 }) "
+        "vim.cmd('normal! zt') end)"
+    )
+    tui.settle()
+    screen = tui.shot("files-changed", ["≡ 3 files changed", "accepted", "rejected"])
+    assert "[+]" not in screen

@@ -265,7 +265,7 @@ function M.tool_call(session, id)
 end
 
 M.CHANGE_MARK = { created = 'A', modified = 'M', deleted = 'D' }
-M.CHANGES_HINT = 'ga keep · gr reject (here: every file) · gA / gR: all of the last turn'
+M.CHANGES_HINT = 'ga keep · gr reject (on this line: every file)'
 local REVIEW_HL = {
   pending = 'DiagnosticWarn',
   accepted = 'DiagnosticOk',
