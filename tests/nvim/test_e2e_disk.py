@@ -305,7 +305,21 @@ def test_conflicting_unsaved_edit_is_kept_and_the_user_is_told(
     editor.wait("T.session().status == 'idle' and T.find_line('file changed') ~= nil")
     assert editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)") == mine
     notes = editor.lua("return vim.tbl_map(function(n) return n.msg end, T.notifications)")
-    assert any("conflict: your buffer was kept" in n and "src/app.py" in n for n in notes), notes
+    # told once, with the server's conflicting lines, and what :w would do
+    [note] = [n for n in notes if "src/app.py changed on disk" in n]
+    assert "conflict (lines 9): your buffer was kept" in note and ":w would overwrite" in note
+    assert "where you have unsaved edits (lines" not in editor.lua(
+        "return vim.fn.execute('messages')"
+    )  # the server's own warning is not shown as well
+    assert app.read_text() == changed
+    # :w asks first (Neovim's own question stays: saving would drop the agent's change)
+    editor.nvim.command("write", async_=True)
+    deadline = time.monotonic() + 5
+    while not editor.nvim.api.get_mode()["mode"].startswith("r"):
+        assert time.monotonic() < deadline, (":w did not ask", editor.nvim.api.get_mode())
+        time.sleep(0.02)
+    editor.nvim.input("n")
+    poll(editor, "true")
     assert app.read_text() == changed
 
 

@@ -151,6 +151,60 @@ function M.mark_read(buf)
   return not vim.bo[buf].modified
 end
 
+--- The server's warnings of a conflict (window/showMessage) waiting for their
+--- acp/documentsSynced entry, by file name: {lines, show = the fallback timer}.
+---@type table<string, {lines: string, timer: uv.uv_timer_t}>
+local conflicts = {}
+M.CONFLICT_WAIT_MS = 3000
+
+--- window/showMessage: the server's warning that an agent's change on disk conflicts with
+--- unsaved edits (acp_lsp/editor/disk_sync.py) is told once, by acp/documentsSynced with
+--- Neovim's wording; `show` runs only when that does not come within CONFLICT_WAIT_MS.
+--- Returns whether the message was such a warning.
+---@param message string
+---@param show fun()
+---@return boolean
+function M.server_warning(message, show)
+  local file, lines =
+    message:match('^acp%-lsp: .- changed (.-) on disk where you have unsaved edits %(lines ([^)]*)%)')
+  if not file then
+    return false
+  end
+  local old = conflicts[file]
+  if old then
+    old.timer:stop()
+    old.timer:close()
+  end
+  local timer = assert(vim.uv.new_timer())
+  conflicts[file] = { lines = lines, timer = timer }
+  timer:start(
+    M.CONFLICT_WAIT_MS,
+    0,
+    vim.schedule_wrap(function()
+      if conflicts[file] and conflicts[file].timer == timer then
+        conflicts[file] = nil
+        timer:close()
+        show()
+      end
+    end)
+  )
+  return true
+end
+
+--- The lines of a conflict the server warned about (its warning is then not shown).
+---@param file string base name
+---@return string?
+local function take_conflict(file)
+  local pending = conflicts[file]
+  if not pending then
+    return nil
+  end
+  conflicts[file] = nil
+  pending.timer:stop()
+  pending.timer:close()
+  return pending.lines
+end
+
 --- acp/documentsSynced {sessionId, documents: [{uri, version, matchesDisk?, conflict?}]}
 ---@param params table
 function M.synced(params)
@@ -159,11 +213,12 @@ function M.synced(params)
     if buf then
       local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ':~:.')
       if doc.conflict == true then
+        local lines = take_conflict(vim.fn.fnamemodify(name, ':t'))
         log.notify(
           (
-            '%s changed on disk where you have unsaved edits that conflict: your buffer was kept. '
+            '%s changed on disk where you have unsaved edits that conflict%s: your buffer was kept. '
             .. ':w would overwrite the change (:e! takes the disk text, :Acp review shows it)'
-          ):format(name),
+          ):format(name, lines and (' (lines ' .. lines .. ')') or ''),
           vim.log.levels.WARN
         )
       else

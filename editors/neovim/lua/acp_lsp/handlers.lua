@@ -144,6 +144,15 @@ end
 function M.show_message(err, params, ctx)
   if params then
     log.add(params.type or 3, params.message or '')
+    -- A disk conflict is told by acp/documentsSynced (documents.lua), not twice.
+    local core = vim.lsp.handlers['window/showMessage']
+    if
+      require('acp_lsp.documents').server_warning(tostring(params.message or ''), function()
+        core(err, params, ctx)
+      end)
+    then
+      return params
+    end
   end
   return vim.lsp.handlers['window/showMessage'](err, params, ctx)
 end
