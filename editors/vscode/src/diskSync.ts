@@ -26,6 +26,8 @@ const COMPARE_COMMAND = "workbench.files.action.compareWithSaved";
 const VERSION_WAIT_MS = 2000;
 /** How long the reverted text may take to reach the extension host. */
 const REVERT_WAIT_MS = 2000;
+/** How long a tab shown again may take to be in front. */
+const REVEAL_WAIT_MS = 1000;
 /** How long the server's conflict warning waits for its acp/documentsSynced before it is shown
  * as the server wrote it. */
 const CONFLICT_WAIT_MS = 3000;
@@ -146,28 +148,7 @@ export class DocumentSync implements vscode.Disposable {
     if (!document.isDirty) {
       return "unchanged"; // VS Code reloaded it itself (it was clean): the disk's state already
     }
-    // Whatever the document holds now (the user may have typed since the server's edit) is
-    // what it keeps: remembered, the disk's state loaded, the text put back.
-    const text = document.getText();
-    if (!(await this.revert(document))) {
-      this.log.warn(`acp/documentsSynced: VS Code did not revert ${entry.uri}; saving it may ask about the newer file`);
-      return "failed";
-    }
-    const change = middleReplacement(document.getText(), text);
-    if (change === null) {
-      return "clean";
-    }
-    const edit = new vscode.WorkspaceEdit();
-    edit.replace(
-      document.uri,
-      new vscode.Range(document.positionAt(change.start), document.positionAt(change.end)),
-      change.text,
-    );
-    if (!(await vscode.workspace.applyEdit(edit)) || document.getText() !== text) {
-      this.log.error(`acp/documentsSynced: could not put the unsaved text of ${entry.uri} back`);
-      return "failed";
-    }
-    return "merged";
+    return this.reload(document);
   }
 
   /** The server's edit reaches the extension host before its notification, normally; a late
@@ -176,10 +157,12 @@ export class DocumentSync implements vscode.Disposable {
     await waitUntil(() => document.version >= version, VERSION_WAIT_MS);
   }
 
-  /** Revert one document (VS Code reverts the active group's active editor): show it there
-   * without focus, revert, then show the group's previous tab again and close a tab that was
-   * opened only for this. True when the document is clean afterwards. */
-  private async revert(document: vscode.TextDocument): Promise<boolean> {
+  /** Revert the document and put its text back. VS Code reverts the active group's active
+   * editor only: the document is shown there without focus for it, and the group's previous
+   * tab is shown again afterwards (a tab opened only for this is closed if the document ends
+   * clean; VS Code keeps a tab open for an unsaved document anyway). */
+  private async reload(document: vscode.TextDocument): Promise<SyncOutcome> {
+    const uri = document.uri.toString();
     const group = vscode.window.tabGroups.activeTabGroup;
     const previous = group.activeTab;
     const existing = group.tabs.find((tab) => tabShows(tab, document.uri));
@@ -190,10 +173,13 @@ export class DocumentSync implements vscode.Disposable {
     });
     const shown = vscode.window.tabGroups.activeTabGroup.activeTab;
     if (!shown || !tabShows(shown, document.uri)) {
-      this.log.warn(`acp/documentsSynced: could not make ${document.uri.toString()} the active editor`);
-      return false;
+      this.log.warn(`acp/documentsSynced: could not make ${uri} the active editor; saving it may ask about the newer file`);
+      return "failed";
     }
     const disk = await readText(document.uri);
+    // Whatever the document holds right before the revert (the user may have typed since the
+    // server's edit) is what it keeps.
+    const text = document.getText();
     const version = document.version;
     await vscode.commands.executeCommand(REVERT_COMMAND);
     // The revert's dirty state and its text reach the extension host separately, after the
@@ -202,16 +188,41 @@ export class DocumentSync implements vscode.Disposable {
       () => !document.isDirty && (document.getText() === disk || document.version !== version),
       REVERT_WAIT_MS,
     );
+    let outcome: SyncOutcome = "failed";
+    if (!reverted) {
+      this.log.warn(`acp/documentsSynced: VS Code did not revert ${uri}; saving it may ask about the newer file`);
+    } else {
+      outcome = (await this.putBack(document, text)) ? (document.isDirty ? "merged" : "clean") : "failed";
+    }
     if (previous && previous !== existing && !tabShows(previous, document.uri)) {
       await this.reshow(previous, group);
     }
-    if (!existing) {
+    if (!existing && !document.isDirty) {
       const opened = this.tabIn(group.viewColumn, document.uri);
-      if (opened && reverted) {
+      if (opened) {
         await vscode.window.tabGroups.close(opened, true);
       }
     }
-    return reverted;
+    return outcome;
+  }
+
+  /** Put `text` back into the reverted document as one edit of what differs. */
+  private async putBack(document: vscode.TextDocument, text: string): Promise<boolean> {
+    const change = middleReplacement(document.getText(), text);
+    if (change === null) {
+      return true;
+    }
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(
+      document.uri,
+      new vscode.Range(document.positionAt(change.start), document.positionAt(change.end)),
+      change.text,
+    );
+    if (!(await vscode.workspace.applyEdit(edit)) || document.getText() !== text) {
+      this.log.error(`acp/documentsSynced: could not put the unsaved text of ${document.uri.toString()} back`);
+      return false;
+    }
+    return true;
   }
 
   private tabIn(column: vscode.ViewColumn, uri: vscode.Uri): vscode.Tab | undefined {
@@ -238,6 +249,8 @@ export class DocumentSync implements vscode.Disposable {
           await vscode.commands.executeCommand("workbench.action.openEditorAtIndex", index);
         }
       }
+      // a webview panel's reveal answers before the tab is in front
+      await waitUntil(() => vscode.window.tabGroups.activeTabGroup.activeTab?.label === tab.label, REVEAL_WAIT_MS);
     } catch (error) {
       this.log.warn(`acp/documentsSynced: could not show ${tab.label} again: ${String(error)}`);
     }
