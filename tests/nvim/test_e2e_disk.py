@@ -20,6 +20,7 @@ import pytest
 
 from tests.agents import scripted_command
 from tests.model_server import ModelServer, Say, Script, Tool
+from tests.model_server.script import read_edit_answer
 from tests.nvim import test_screenshots as shots
 from tests.nvim.conftest import SERVER_CMD, Editor
 from tests.support.production import claude_config, server_env
@@ -86,10 +87,11 @@ def write_silently(editor: Editor) -> None:
     deadline = time.monotonic() + 5
     while True:
         mode = editor.nvim.api.get_mode()
-        if mode.get("blocking"):
-            screen = editor.nvim.api.exec2("messages", {"output": True})["output"]
-            editor.nvim.input("n<CR>")
-            raise AssertionError(f":w asked a question: {mode} {screen}")
+        if mode.get("blocking") or mode["mode"].startswith("r"):  # r? r rm: a question
+            editor.nvim.input("n")
+            time.sleep(0.2)
+            messages = editor.lua("return vim.fn.execute('messages')")
+            raise AssertionError(f":w asked a question ({mode}):\n{messages}")
         if not editor.lua("return vim.bo.modified"):
             break
         assert time.monotonic() < deadline, ":w did not write"
@@ -108,7 +110,7 @@ def poll(editor: Editor, condition: str, timeout_s: float = 10.0) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
         mode = editor.nvim.api.get_mode()
-        if mode.get("blocking"):
+        if mode.get("blocking") or mode["mode"].startswith("r"):
             # q leaves a more-prompt, <CR> a hit-enter prompt, n<CR> a yes/no question
             for keys in ("q", "<CR>", "n<CR>"):
                 editor.nvim.input(keys)
@@ -542,10 +544,53 @@ def test_screenshots_disk_sync_and_files_changed(tui: shots.Tui, tmp_path: Path)
     tui.lua("vim.cmd('wincmd t')")
     write_silently(tui)
     tui.lua(
-        "local chat = T.chat_windows() vim.api.nvim_win_call(chat, function() "
+        "local chat, input = T.chat_windows() vim.api.nvim_win_set_height(input, 3) "
+        "vim.api.nvim_win_call(chat, function() "
         "vim.api.nvim_win_set_cursor(0, { T.find_line('Say hi there'), 0 }) "
         "vim.cmd('normal! zt') end)"
     )
     tui.settle()
-    screen = tui.shot("files-changed", ["≡ 3 files changed", "accepted", "rejected"])
+    screen = tui.shot(
+        "files-changed", ["≡ 3 files changed", "accepted", "D README.md", "review reject: NOTES.md"]
+    )
     assert "[+]" not in screen
+
+
+def test_screenshot_claude_turn(tui: shots.Tui, tmp_path: Path, model: ModelServer) -> None:
+    """Claude reads and edits src/app.py (open, with an unsaved line): as a user sees it."""
+    workspace = tmp_path / "ws"
+    app = workspace / APP
+    howdy = app.read_text().replace("Hello", "Howdy")
+    model.script = read_edit_answer(str(workspace), file=APP)
+    start_claude(tui, workspace, tmp_path, model)
+    tui.cmd(f"edit {APP}")
+    tui.cmd(f"normal! Go{USER_LINE}")
+    tui.lua("T.new_session(nil, 120000)")
+    tui.lua("T.send('Change the greeting to Howdy.')")
+    tui.wait(
+        "T.session().status == 'idle' and T.find_line('file changed') ~= nil",
+        timeout_ms=CLAUDE_TURN_MS,
+    )
+    assert app.read_text() == howdy
+    assert tui.lua("return T.buf_lines(...)", str(app)) == [*howdy.splitlines(), USER_LINE]
+    follow = tui.lua("return T.follow()")
+    assert follow is not None and follow["row"] == 9, follow
+    tui.lua(
+        "local chat, input = T.chat_windows() vim.api.nvim_win_set_height(input, 3) "
+        "vim.api.nvim_win_call(chat, function() "
+        "vim.api.nvim_win_set_cursor(0, { T.find_line('✓ Edit'), 0 }) "
+        "vim.cmd('normal! zt') end)"
+    )
+    tui.settle()
+    tui.shot(
+        "claude-disk-sync",
+        [
+            "✓ Edit",
+            '+    return f"Howdy, {title_case(name)}!"',
+            "≡ 1 file changed",
+            USER_LINE,
+            "[+]",
+        ],
+    )
+    write_silently(tui)
+    assert app.read_text() == howdy + USER_LINE + "\n"
