@@ -187,6 +187,25 @@ def test_shell_change_merges_into_the_dirty_buffer_and_saves_silently(
     assert app.read_text() == changed + USER_LINE + "\n"
 
 
+def test_hidden_dirty_buffer_is_synced_too(editor: Editor, workspace: Path, tmp_path: Path) -> None:
+    """The file's buffer is loaded but in no window (the user went on to another file)."""
+    app = workspace / APP
+    changed = app.read_text().replace("Hello, ", "Hi there, ")
+    start(editor, workspace, tmp_path, sed_script(changed))
+    editor.cmd(f"edit {APP}")
+    editor.cmd(f"normal! Go{USER_LINE}")
+    app_buf = editor.lua("return vim.api.nvim_get_current_buf()")
+    editor.cmd("edit README.md")  # 'hidden': app.py stays loaded, unsaved
+    assert editor.lua("return vim.fn.bufwinid(...)", app_buf) == -1
+    editor.lua("T.new_session()")
+    editor.lua("T.send('greet differently')")
+    editor.wait("T.session().status == 'idle' and T.find_line('file changed') ~= nil")
+    assert editor.lua("return T.buf_lines(...)", str(app)) == [*changed.splitlines(), USER_LINE]
+    editor.cmd(f"buffer {app_buf}")
+    write_silently(editor)
+    assert app.read_text() == changed + USER_LINE + "\n"
+
+
 def test_reject_from_files_changed_restores_the_disk_and_the_buffer_follows(
     editor: Editor, workspace: Path, tmp_path: Path
 ) -> None:

@@ -40,6 +40,11 @@ end
 ---@param snapshots table<integer, string[]>
 ---@param ticks table<integer, integer> changedtick of each buffer before the edit
 function M.edited(snapshots, ticks)
+  for buf in pairs(before_edit) do -- texts of buffers gone since
+    if not vim.api.nvim_buf_is_loaded(buf) then
+      before_edit[buf] = nil
+    end
+  end
   for buf, lines in pairs(snapshots) do
     if vim.api.nvim_buf_is_valid(buf) and vim.b[buf].changedtick ~= ticks[buf] then
       before_edit[buf] = { tick = vim.b[buf].changedtick, lines = lines }
