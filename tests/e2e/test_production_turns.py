@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,23 @@ def answer(editor: TestEditor, sid: str) -> list[str]:
         for m in model.messages
         if m["role"] == "agent"
     ]
+
+
+def thoughts(editor: TestEditor, sid: str) -> list[str]:
+    return [
+        "".join(b.get("text", "") for b in m["content"] if b.get("type") == "text")
+        for m in editor.sessions[sid].messages
+        if m["role"] == "thought"
+    ]
+
+
+def thinking(script: Script, turn: int, thought: str) -> Script:
+    """``script`` with a thought before the answer of ``turn``."""
+    turns = [list(steps) for steps in script.turns]
+    last = turns[turn][-1]
+    assert isinstance(last, Say)
+    turns[turn][-1] = replace(last, thought=thought)
+    return Script(script.name, turns)
 
 
 def tool_calls(editor: TestEditor, sid: str) -> list[dict[str, Any]]:
@@ -184,7 +202,7 @@ async def test_claude_writes_a_new_file_and_deletes_one(
 async def test_claude_several_turns_in_one_session(
     tmp_path: Path, ws: Path, model: ModelServer
 ) -> None:
-    model.script = several_turns(str(ws), turns=3)
+    model.script = thinking(several_turns(str(ws), turns=3), 1, "Nothing to read this time.")
     editor = await start_agent(tmp_path, ws, "claude", model)
     sid = await session(editor)
     for n in range(3):
@@ -196,6 +214,7 @@ async def test_claude_several_turns_in_one_session(
         "Turn 2: done.",
         "Turn 3: done.",
     ]
+    assert thoughts(editor, sid) == ["Nothing to read this time."]
     # every turn's request carried the whole conversation so far
     assert [r.step for r in model.turn_requests()] == [
         step for turn in model.script.turns for step in turn
@@ -313,7 +332,7 @@ async def test_codex_shell_command_changes_a_file(
 async def test_codex_several_turns_and_a_cancel(
     tmp_path: Path, ws: Path, model: ModelServer
 ) -> None:
-    model.script = several_turns(str(ws), turns=2)
+    model.script = thinking(several_turns(str(ws), turns=2), 1, "Nothing to read this time.")
     editor = await start_agent(tmp_path, ws, "codex", model)
     sid = await session(editor, "full-access")
     for n in range(2):
@@ -323,6 +342,7 @@ async def test_codex_several_turns_and_a_cancel(
         "Turn 1: I read it.",
         "Turn 2: done.",
     ]
+    assert thoughts(editor, sid) == ["Nothing to read this time."]
     model.script = Script("then-stall", [*model.script.turns, *stall().turns])
     await cancel_mid_stream(editor, model, sid)
     await finish(editor, model)
