@@ -314,6 +314,36 @@ async def test_codex_read_only_asks_before_apply_patch_in_its_sandbox(
     await finish(editor, model)
 
 
+async def test_codex_writes_a_new_file_and_deletes_one(
+    tmp_path: Path, ws: Path, model: ModelServer
+) -> None:
+    notes = ws / "notes.txt"
+    model.script = Script(
+        "write-delete",
+        [
+            [
+                Tool("write", {"path": str(notes), "content": "remember the milk\n"}),
+                Tool("delete", {"path": str(ws / "greet.py")}),
+                Say("Wrote notes.txt and removed greet.py."),
+            ]
+        ],
+    )
+    editor = await start_agent(tmp_path, ws, "codex", model)
+    sid = await session(editor, "full-access")
+    result = await editor.prompt(sid, "Write notes, drop greet.py.", timeout=TURN)
+    assert result["stopReason"] == "end_turn"
+    add, rm = tool_calls(editor, sid)
+    # apply_patch "Add File" is an edit whose diff has no old text
+    assert (add["kind"], add["status"]) == ("edit", "completed")
+    [diff] = diffs(add)
+    assert diff["path"] == str(notes) and diff["newText"] == "remember the milk\n"
+    assert not diff.get("oldText")
+    assert rm["status"] == "completed" and rm["title"].startswith("rm ")
+    assert notes.read_text(encoding="utf-8") == "remember the milk\n"
+    assert not (ws / "greet.py").exists()
+    await finish(editor, model)
+
+
 async def test_codex_shell_command_changes_a_file(
     tmp_path: Path, ws: Path, model: ModelServer
 ) -> None:
