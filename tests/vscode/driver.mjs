@@ -204,11 +204,23 @@ async function ui() {
   check("the status bar shows the session's state", /idle/.test(statusbar), statusbar.replace(/\s+/g, " "));
   await shot(page, "chat-after-turn.png");
 
+  const summary = await chat.locator(".turn-review").innerText().catch(() => "");
+  check(
+    "the turn's summary lists the changed file with Keep and Reject",
+    /1 file changed/.test(summary) && /src\/app\.py/.test(summary) && /modified/.test(summary) && /Keep all/.test(summary) && /Reject/.test(summary),
+    summary,
+  );
+
   // Review: Undo the edit from the tool call's review bar.
   await chat.locator('.review-bar button[data-review="reject"]').first().click();
   await poll(async () => (await chat.locator(".review-bar.done").count()) > 0, "the review done");
   await poll(async () => !(await editorText(page)).includes("acp-lsp demo: reviewed"), "the edit undone in the editor");
   check("Undo on a tool call restores the file", true);
+  const decided = await poll(async () => {
+    const text = await chat.locator(".turn-review").innerText();
+    return text.includes("Rejected") ? text : null;
+  }, "the summary updated", 5_000).catch(async () => chat.locator(".turn-review").innerText());
+  check("the turn's summary follows the tool call's review (Rejected, no Keep all)", decided.includes("Rejected") && !decided.includes("Keep all"), decided);
 
   // Cancel a slow turn from the Stop button.
   await chat.locator("#input").type("Take it slow");
