@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ log = logging.getLogger(__name__)
 
 JsonObject = dict[str, Any]
 LANDING_TIMEOUT_S = 3.0
+OWN_WRITES_KEPT = 16
 # Diffing and merging texts past this size (characters) runs in a worker thread, so a huge
 # file does not stall the event loop (and every other session) while it is compared.
 OFFLOAD_CHARS = 200_000
@@ -81,9 +83,11 @@ class DocumentFiles:
         self._changed = asyncio.Event()
         self.writes = 0
         self.bases = DiskBases()
-        # real path -> blob id of what the bridge itself last wrote there (None: deleted), so
-        # the disk scans do not take the bridge's own writes for the agent's
-        self._own: dict[str, str | None] = {}
+        # real path -> blob ids of what the bridge itself last wrote there (None: deleted), so
+        # the disk scans do not take the bridge's own writes for the agent's. Several: another
+        # session's scan may come after more writes to the same file (a soak of 20 sessions
+        # in one folder took a session's older write for an agent's change)
+        self._own: dict[str, deque[str | None]] = {}
 
     # -- documents -------------------------------------------------------------------------
     def document(self, path: str) -> TextDocument | None:
@@ -131,12 +135,14 @@ class DocumentFiles:
             await asyncio.wait_for(self._changed.wait(), timeout)
 
     def _mark_own(self, path: str, text: str | None) -> None:
-        self._own[os.path.realpath(path)] = None if text is None else blob_id(text.encode())
+        real = os.path.realpath(path)
+        kept = self._own.setdefault(real, deque(maxlen=OWN_WRITES_KEPT))
+        kept.append(None if text is None else blob_id(text.encode()))
 
     def is_own(self, path: str, blob: str | None) -> bool:
-        """Whether the disk's ``blob`` (None: no file) at ``path`` is the bridge's own write."""
-        real = os.path.realpath(path)
-        return real in self._own and self._own[real] == blob
+        """Whether the disk's ``blob`` (None: no file) at ``path`` is one of the bridge's own
+        recent writes there."""
+        return blob in self._own.get(os.path.realpath(path), ())
 
     def forget_session(self, session_id: str) -> None:
         for key in [k for k in self._bases if k[0] == session_id]:
@@ -319,6 +325,7 @@ class DocumentFiles:
             return
         if current is None:
             os.makedirs(os.path.dirname(path), exist_ok=True)
+            self._mark_own(path, "")  # an editor's CreateFile makes it empty on disk first
         uri = self._uri(path)
         if edits is None:
             edits = minimal_edits(current or "", target, self._encoding())
