@@ -24,14 +24,15 @@ from tests.model_server.script import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-CLAUDE_TOOLS = [
+CLAUDE_SCHEMAS: dict[str, dict[str, Any]] = {
+    "Read": {"file_path": {}},
+    "Edit": {"file_path": {}, "old_string": {}, "new_string": {}},
+    "Write": {"file_path": {}, "content": {}},
+    "Bash": {"command": {}, "description": {}},
+}
+CLAUDE_TOOLS: list[dict[str, Any]] = [
     {"name": n, "input_schema": {"type": "object", "properties": props}}
-    for n, props in {
-        "Read": {"file_path": {}},
-        "Edit": {"file_path": {}, "old_string": {}, "new_string": {}},
-        "Write": {"file_path": {}, "content": {}},
-        "Bash": {"command": {}, "description": {}},
-    }.items()
+    for n, props in CLAUDE_SCHEMAS.items()
 ]
 CODEX_TOOLS = [
     {"type": "function", "name": "exec_command", "parameters": {"properties": {"cmd": {}}}},
@@ -99,19 +100,22 @@ def test_past_the_scripts_end_the_model_still_answers() -> None:
 
 def test_tools_are_picked_from_the_request_and_named_by_its_schemas(ws: Path) -> None:
     path = str(ws / "greet.py")
-    claude = {t["name"]: t["input_schema"] for t in CLAUDE_TOOLS}
+    claude: dict[str, Any] = {t["name"]: t["input_schema"] for t in CLAUDE_TOOLS}
     edit = Tool("edit", {"path": path, "old": "Hello", "new": "Howdy"})
     assert render_tool(edit, claude).arguments == {
         "file_path": path,
         "old_string": "Hello",
         "new_string": "Howdy",
     }
-    qwen = {"read_file": {"properties": {"absolute_path": {}}}, "run_shell_command": {}}
+    qwen: dict[str, Any] = {
+        "read_file": {"properties": {"absolute_path": {}}},
+        "run_shell_command": {},
+    }
     assert render_tool(Tool("read", {"path": path}), qwen).arguments == {"absolute_path": path}
-    gemini = {"replace": {"properties": {"file_path": {}, "instruction": {}}}}
+    gemini: dict[str, Any] = {"replace": {"properties": {"file_path": {}, "instruction": {}}}}
     assert "instruction" in render_tool(edit, gemini).arguments
     # Codex has one command tool: cat, apply_patch, rm
-    codex = {"exec_command": {"properties": {"cmd": {}}}}
+    codex: dict[str, Any] = {"exec_command": {"properties": {"cmd": {}}}}
     assert render_tool(Tool("read", {"path": path}), codex).arguments == {"cmd": f"cat {path}"}
     patch = render_tool(edit, codex).arguments["cmd"]
     assert patch == apply_patch_command(
