@@ -1,7 +1,9 @@
-// Claude Code (claude-agent-acp, scripted model) in code-server, used as a person would: an
-// unsaved line in the open editor while the agent edits the file on disk, the chat's tool calls,
-// diff and "files changed" summary, Ctrl+S, Keep and Reject. One JSON line per check on stdout
-// (tests/vscode/test_vscode_claude.py reads them). Environment as for driver.mjs.
+// A production agent (ACP_LSP_AGENT: claude or codex, against the scripted model) in
+// code-server, used as a person would: an unsaved line in the open editor while the agent edits
+// the file on disk, the chat's tool calls, diff and "files changed" summary, Ctrl+S, Keep and
+// Reject. One JSON line per check on stdout (tests/vscode/test_vscode_production.py reads
+// them). Environment as for driver.mjs, plus ACP_LSP_AGENT and ACP_LSP_MODE (a mode to pick
+// before the first prompt).
 
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,11 +15,13 @@ const artifacts = process.env.ACP_LSP_ARTIFACTS;
 const file = join(workspace, "greet.py");
 const NOTE = "# my unsaved note";
 const NOTE2 = "# another unsaved note";
+const agent = process.env.ACP_LSP_AGENT || "claude";
+const mode = process.env.ACP_LSP_MODE || "";
 
 const browser = await launchBrowser();
 
 function log(message) {
-  process.stderr.write(`[claude] ${message}\n`);
+  process.stderr.write(`[${agent}] ${message}\n`);
 }
 
 function check(name, ok, detail = "") {
@@ -102,12 +106,19 @@ async function main() {
     await page.mouse.move(box.x + box.width + 260, y, { steps: 5 });
     await page.mouse.up();
   }
-  await poll(async () => (await chat.locator("#agent").inputValue()) === "claude", "claude in the agent picker", 30_000);
+  await poll(async () => (await chat.locator("#agent").inputValue()) === agent, `${agent} in the agent picker`, 30_000);
+  if (mode) {
+    await chat.locator("#new").click();
+    await poll(async () => (await chat.locator(`#mode option[value="${mode}"]`).count()) > 0, `the ${mode} mode offered`, 180_000);
+    await chat.locator("#mode").selectOption(mode);
+    await poll(async () => (await chat.locator("#mode").inputValue()) === mode, `the ${mode} mode set`);
+  }
 
-  // -- turn 1: Claude reads and edits greet.py on disk --------------------------------------
+  // -- turn 1: the agent reads and edits greet.py on disk ------------------------------------
   const allowed = await turn(chat, "Change the greeting to Howdy");
   const titles = await chat.locator("details.tool .tool-title").allInnerTexts();
-  check("the chat shows Claude's tool calls", titles.some((t) => /^Read/.test(t)) && titles.some((t) => /^Edit/.test(t)), `${titles.join(" | ")} (allowed ${allowed})`);
+  const editTitle = agent === "claude" ? /^Edit/ : /greet\.py/;
+  check("the chat shows the agent's tool calls", titles.length >= 2 && titles.some((t) => editTitle.test(t)), `${titles.join(" | ")} (allowed ${allowed})`);
   const diffText = await chat.locator("details.tool .diff").first().innerText().catch(() => "");
   check("the chat shows the edit's diff", diffText.includes("greet.py") && (await chat.locator("details.tool .dl.add").count()) > 0, diffText);
   const summary = await poll(async () => {
@@ -119,12 +130,12 @@ async function main() {
     const text = await editorText(page);
     return text.includes("Howdy") ? text : null;
   }, "the change in the editor", 10_000).catch(async () => editorText(page));
-  check("the open editor shows Claude's change with the unsaved line kept", shown.includes('f"Howdy, {name}!"') && shown.includes(NOTE), shown);
-  check("the unsaved line is still unsaved; the disk has Claude's change only", (await dirty(page)) && disk().includes("Howdy") && !disk().includes(NOTE), disk());
-  await shot(page, "files-changed.png");
+  check("the open editor shows the agent's change with the unsaved line kept", shown.includes('f"Howdy, {name}!"') && shown.includes(NOTE), shown);
+  check("the unsaved line is still unsaved; the disk has the agent's change only", (await dirty(page)) && disk().includes("Howdy") && !disk().includes(NOTE), disk());
+  await shot(page, `files-changed-${agent}.png`);
   const first = await saveAsking(page);
   check("Ctrl+S saves with no question (no 'content of the file is newer')", first.saved, first.said);
-  check("the disk has Claude's change and the user's line", disk().includes("Howdy") && disk().includes(NOTE), disk());
+  check("the disk has the agent's change and the user's line", disk().includes("Howdy") && disk().includes(NOTE), disk());
   await chat.locator('.turn-review button[data-review="accept"][data-path]').first().click();
   const kept = await poll(async () => {
     const text = await chat.locator(".turn-review").innerText();
@@ -132,7 +143,7 @@ async function main() {
   }, "Kept in the summary", 10_000).catch(() => "not kept");
   check("Keep in the summary keeps the file and shows Kept", kept.includes("Kept") && disk().includes("Howdy"), kept);
 
-  // -- turn 2: Claude runs sed (Bash); Reject from the summary -------------------------------
+  // -- turn 2: the agent runs sed (a shell command); Reject from the summary ----------------
   const saved = disk();
   await typeLineAtEnd(page, NOTE2);
   await turn(chat, "Greet everyone");
@@ -158,7 +169,7 @@ async function main() {
     return !text.includes("everyone") && text.includes(NOTE2) ? text : null;
   }, "the editor to follow the reject", 10_000).catch(async () => editorText(page));
   check("the editor follows the reject and keeps the unsaved line", !followed.includes("everyone") && followed.includes(NOTE2) && followed.includes(NOTE), followed);
-  await shot(page, "files-changed-rejected.png");
+  await shot(page, `files-changed-${agent}-rejected.png`);
   const second = await saveAsking(page);
   check("Ctrl+S after the reject asks nothing either", second.saved, second.said);
   check("the disk has both of the user's lines and no sed change", disk().includes(NOTE) && disk().includes(NOTE2) && !disk().includes("everyone"), disk());
@@ -171,7 +182,7 @@ try {
   log(`failed: ${error?.stack ?? error}`);
   check("flow", false, error?.message ?? String(error));
   if (page) {
-    await shot(page, "claude-failure.png").catch(() => undefined);
+    await shot(page, `${agent}-failure.png`).catch(() => undefined);
   }
   code = 1;
 } finally {

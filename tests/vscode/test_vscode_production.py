@@ -1,18 +1,19 @@
-"""Real VS Code (code-server) with a real production agent: claude-agent-acp 0.101 against the
-scripted model server (tests/model_server), through the real acp-lsp server and the packaged
-extension. Claude Code edits files on disk itself (its Edit tool, Bash): the case issue 25 is
-about. tests/vscode/claude.mjs uses the workbench and the chat webview as a person would:
+"""Real VS Code (code-server) with real production agents: claude-agent-acp 0.101 and codex-acp
+against the scripted model server (tests/model_server), through the real acp-lsp server and the
+packaged extension. Both edit files on disk themselves (Claude's Edit tool and Bash, Codex's
+apply_patch and shell): the case issue 25 is about. tests/vscode/production.mjs uses the
+workbench and the chat webview as a person would:
 
 - turn 1: the model reads greet.py and edits it (Hello -> Howdy) while the open editor holds an
   unsaved line; the chat shows the tool calls, the diff and "1 file changed"; the editor shows
   the agent's change with the unsaved line; Ctrl+S saves with no "file is newer" question;
   Keep from the summary;
-- turn 2: the model runs `sed` (world -> everyone) with Bash, the editor again holding an
-  unsaved line; Reject from the summary restores the disk byte for byte, the editor follows
-  and keeps the line; Ctrl+S again asks nothing.
+- turn 2: the model runs `sed` (world -> everyone), the editor again holding an unsaved line;
+  Reject from the summary restores the disk byte for byte, the editor follows and keeps the
+  line; Ctrl+S again asks nothing.
 
-Screenshots: artifacts/vscode/files-changed.png (and files-changed-rejected.png). Skipped, with
-the reason, when scripts/setup-vscode.sh or scripts/fetch-agents.sh has not been run.
+Screenshots: artifacts/vscode/files-changed-<agent>.png (and -rejected). Skipped, with the
+reason, when scripts/setup-vscode.sh or scripts/fetch-agents.sh has not been run.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 import pytest
 
 from tests.model_server import ModelServer, Say, Script, Tool
-from tests.support.production import claude_config
+from tests.support.production import agent_config
 from tests.vscode import tools
 from tests.vscode.tools import (
     CHROMIUM,
@@ -41,7 +42,10 @@ from tests.vscode.tools import (
     start_code_server,
 )
 
-DRIVER = Path(__file__).with_name("claude.mjs")
+DRIVER = Path(__file__).with_name("production.mjs")
+# Codex's sandbox needs bubblewrap and user namespaces: where it cannot sandbox, only
+# full-access runs commands (tests/e2e/test_production_turns.py)
+AGENTS = {"claude": None, "codex": "full-access"}
 ARTIFACTS = Path(os.environ.get("ACP_LSP_ARTIFACTS", REPO / "artifacts")) / "vscode"
 CHECKS = re.findall(r'check\(\s*"([^"]+)"', DRIVER.read_text(encoding="utf-8"))
 
@@ -76,26 +80,29 @@ def _text(value: bytes | str | None) -> str:
     return value.decode(errors="replace") if isinstance(value, bytes) else (value or "")
 
 
-@pytest.fixture(scope="module")
-def flow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+@pytest.fixture(scope="module", params=sorted(AGENTS))
+def flow(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
+    name: str = request.param
     reason = code_server_missing()
     if reason is not None:
         pytest.skip(reason)
-    root = tmp_path_factory.mktemp("vscode-claude")
+    root = tmp_path_factory.mktemp(f"vscode-{name}")
     home = root / "home"
     home.mkdir()
     workspace = root / "ws"
     workspace.mkdir()
     (workspace / "greet.py").write_text(GREET, encoding="utf-8")
     with ModelServer(two_turns(workspace)) as model:
-        agent = claude_config(model, home)  # skips when claude-agent-acp is not installed
+        agent = agent_config(name, model, home)  # skips when the agent is not installed
         settings = {
             **tools.SETTINGS,
             # the web workbench saves a second after typing by default: the unsaved line this
             # test is about would not stay unsaved
             "files.autoSave": "off",
-            "acpLsp.agents": {"claude": {**agent, "title": "Claude (scripted model)"}},
-            "acpLsp.defaultAgent": "claude",
+            "acpLsp.agents": {name: {**agent, "title": f"{name} (scripted model)"}},
+            "acpLsp.defaultAgent": name,
             "acpLsp.followAlong": False,
         }
         # acpLsp.agents is machine-overridable: a remote window (code-server) reads it from the
@@ -122,6 +129,8 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                     "ACP_LSP_WORKSPACE": str(workspace),
                     "ACP_LSP_ARTIFACTS": str(ARTIFACTS),
                     "CHROMIUM": str(CHROMIUM),
+                    "ACP_LSP_AGENT": name,
+                    "ACP_LSP_MODE": AGENTS[name] or "",
                 }
             )
             node = shutil.which("node", path=env["PATH"])
@@ -154,7 +163,7 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("name", [n for n in CHECKS if n != "flow"])
-def test_claude_in_vscode(flow: dict[str, Any], name: str) -> None:
+def test_agent_in_vscode(flow: dict[str, Any], name: str) -> None:
     check = flow["checks"].get(name)
     failure = flow["checks"].get("flow")
     assert check is not None, (
@@ -165,6 +174,6 @@ def test_claude_in_vscode(flow: dict[str, Any], name: str) -> None:
 
 
 @pytest.mark.timeout(600)
-def test_claude_only_talked_to_the_scripted_model(flow: dict[str, Any]) -> None:
-    assert flow["requests"], "Claude sent the scripted model nothing"
+def test_the_agent_only_talked_to_the_scripted_model(flow: dict[str, Any]) -> None:
+    assert flow["requests"], "the agent sent the scripted model nothing"
     assert "unknown" not in flow["requests"], flow["requests"]
