@@ -59,6 +59,7 @@ class _Tracker:
     """One session's view of its folder: the last snapshot and the scans under way."""
 
     repo: ShadowRepo
+    session: Session
     tree: str | None = None
     chain: asyncio.Future[None] | None = None
     ended: set[str] = field(default_factory=set)
@@ -161,7 +162,7 @@ class DiskSync:
             repo = self._repos.get(root)
             if repo is None:
                 repo = self._repos[root] = ShadowRepo(root, shadow_dir(data_dir(os.environ), root))
-            tracker = self._trackers[session.session_id] = _Tracker(repo)
+            tracker = self._trackers[session.session_id] = _Tracker(repo, session)
         return tracker
 
     def _chain(self, session: Session, tracker: _Tracker, step: Any) -> asyncio.Future[None]:
@@ -206,8 +207,8 @@ class DiskSync:
         if not deltas:
             return
         sandbox = self._sandbox(session)
-        owner = tool_call_id or self._turn_owner(session)
         named = self._named_paths(session, sandbox)
+        others: set[str] | None = None
         synced: list[JsonObject] = []
         for delta in deltas:
             if not (sandbox.allow_outside or sandbox.contains(delta.path)):
@@ -218,11 +219,19 @@ class DiskSync:
             if texts is None:
                 continue
             before, after = texts
-            # a change goes to the latest tool call naming its file (one response may run
-            # several edits before the first one's scan), else to the call that just ended
-            self._review.record_disk_change(
-                session, named.get(delta.path, owner), delta.path, before, after
-            )
+            if delta.path not in named:
+                if others is None:
+                    others = self._named_by_others(session, tracker, sandbox)
+                if delta.path in others:
+                    owner = None  # another session's running turn names it: its to review
+                else:
+                    owner = tool_call_id = tool_call_id or self._turn_owner(session)
+            else:
+                # a change goes to the latest tool call naming its file (one response may run
+                # several edits before the first one's scan), else to the call that just ended
+                owner = named[delta.path]
+            if owner is not None:
+                self._review.record_disk_change(session, owner, delta.path, before, after)
             entry = await self._sync_buffer(session, delta.path, before, after)
             if entry is not None:
                 synced.append(entry)
@@ -249,6 +258,18 @@ class DiskSync:
                     except SandboxError:
                         continue
         return named
+
+    def _named_by_others(self, session: Session, tracker: _Tracker, sandbox: Sandbox) -> set[str]:
+        """Paths named by the running turns of other sessions in the same folder."""
+        out: set[str] = set()
+        for other in self._trackers.values():
+            if (
+                other.session is not session
+                and other.repo is tracker.repo
+                and other.session.status in ("running", "awaiting_permission", "cancelling")
+            ):
+                out.update(self._named_paths(other.session, sandbox))
+        return out
 
     def _turn_owner(self, session: Session) -> str:
         """Changes found at the turn's end go to its last tool call that may change files, else
