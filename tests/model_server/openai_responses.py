@@ -4,7 +4,10 @@ Streamed (SSE): ``response.created``, then per output item ``response.output_ite
 its deltas (``response.output_text.delta``, ``response.reasoning_summary_text.delta``) and
 ``response.output_item.done``, then ``response.completed`` with usage. A tool call is an
 item of type ``function_call`` with a ``call_id`` (arguments as a JSON string); its result
-comes back as a ``function_call_output`` item in the next request's ``input``. A request
+comes back as a ``function_call_output`` item in the next request's ``input``. Edits use
+the freeform ``apply_patch`` tool when the request offers it (a ``custom_tool_call`` whose
+``input`` is the patch; ``custom_tool_call_output`` comes back), else an ``apply_patch``
+heredoc through ``exec_command``. A request
 without the command tool (``exec_command``/``shell``) is a *side* request, answered at once.
 """
 
@@ -27,6 +30,7 @@ from tests.model_server.script import (
     ServerState,
     Step,
     Tool,
+    edit_patch,
     render_tool,
     sample_json,
 )
@@ -66,11 +70,18 @@ def position(items: list[JsonObject]) -> tuple[int, int]:
 def tool_schemas(body: JsonObject) -> dict[str, Any]:
     tools: dict[str, Any] = {}
     for tool in body.get("tools") or []:
-        if isinstance(tool, dict) and tool.get("name"):
+        if isinstance(tool, dict) and tool.get("type") == "custom" and tool.get("name"):
+            tools[tool["name"]] = {"type": "custom"}  # freeform: the input is raw text
+        elif isinstance(tool, dict) and tool.get("name"):
             tools[tool["name"]] = tool.get("parameters") or {}
         elif isinstance(tool, dict) and tool.get("type") == "local_shell":
             tools["local_shell"] = {}
     return tools
+
+
+def custom_patch(tools: dict[str, Any]) -> bool:
+    """The request offers ``apply_patch`` as a freeform (custom) tool."""
+    return bool((tools.get("apply_patch") or {}).get("type") == "custom")
 
 
 def is_turn(body: JsonObject) -> bool:
@@ -103,6 +114,19 @@ def _response(model: str, status: str, output: list[JsonObject]) -> JsonObject:
 
 def items_of(step: Step, tools: dict[str, Any]) -> list[JsonObject]:
     """The output items of the response for ``step`` (text of a Say filled when streamed)."""
+    if isinstance(step, Tool) and step.action in ("edit", "write") and custom_patch(tools):
+        # what Codex's own models do when offered the freeform apply_patch tool
+        n = next(_ids)
+        return [
+            {
+                "type": "custom_tool_call",
+                "id": f"ctc_scripted_{n}",
+                "call_id": f"call_scripted_{n}",
+                "name": "apply_patch",
+                "input": edit_patch(step),
+                "status": "completed",
+            }
+        ]
     if isinstance(step, Tool):
         call = render_tool(step, tools)
         n = next(_ids)

@@ -213,8 +213,9 @@ def _shell(tools: dict[str, Any], command: str) -> ToolCall:
     return ToolCall(name, args)
 
 
-def apply_patch_command(path: str, old_text: str, new_text: str) -> str:
-    """Codex's own way to edit: ``apply_patch`` with a patch in a heredoc."""
+def update_patch(path: str, old_text: str, new_text: str) -> str:
+    """An ``apply_patch`` patch turning file ``path`` from ``old_text`` into ``new_text``
+    (hunks with up to 3 lines of context)."""
     old_lines = old_text.splitlines()
     new_lines = new_text.splitlines()
     body: list[str] = []
@@ -227,14 +228,26 @@ def apply_patch_command(path: str, old_text: str, new_text: str) -> str:
             else:
                 body += ["-" + ln for ln in old_lines[i1:i2]]
                 body += ["+" + ln for ln in new_lines[j1:j2]]
-    patch = "\n".join(["*** Begin Patch", f"*** Update File: {path}", *body, "*** End Patch"])
-    return f"apply_patch <<'EOF'\n{patch}\nEOF\n"
+    return "\n".join(["*** Begin Patch", f"*** Update File: {path}", *body, "*** End Patch"]) + "\n"
 
 
-def add_file_command(path: str, content: str) -> str:
+def add_patch(path: str, content: str) -> str:
     lines = "\n".join("+" + ln for ln in content.splitlines())
-    patch = f"*** Begin Patch\n*** Add File: {path}\n{lines}\n*** End Patch"
-    return f"apply_patch <<'EOF'\n{patch}\nEOF\n"
+    return f"*** Begin Patch\n*** Add File: {path}\n{lines}\n*** End Patch\n"
+
+
+def edit_patch(tool: Tool) -> str:
+    """The ``apply_patch`` patch of an edit or write step (an edit reads the file now)."""
+    a = tool.args
+    if tool.action == "write":
+        return add_patch(a["path"], a["content"])
+    old_file = Path(a["path"]).read_text(encoding="utf-8")
+    return update_patch(a["path"], old_file, old_file.replace(a["old"], a["new"], 1))
+
+
+def apply_patch_command(path: str, old_text: str, new_text: str) -> str:
+    """Codex's own way to edit: ``apply_patch`` with a patch in a heredoc."""
+    return f"apply_patch <<'EOF'\n{update_patch(path, old_text, new_text)}EOF\n"
 
 
 def render_tool(tool: Tool, tools: dict[str, Any]) -> ToolCall:
@@ -249,12 +262,8 @@ def render_tool(tool: Tool, tools: dict[str, Any]) -> ToolCall:
     if name is None:
         if tool.action == "read":
             return _shell(tools, f"cat {shlex.quote(a['path'])}")
-        if tool.action == "edit":
-            old_file = Path(a["path"]).read_text(encoding="utf-8")
-            new_file = old_file.replace(a["old"], a["new"], 1)
-            return _shell(tools, apply_patch_command(a["path"], old_file, new_file))
-        if tool.action == "write":
-            return _shell(tools, add_file_command(a["path"], a["content"]))
+        if tool.action in ("edit", "write"):
+            return _shell(tools, f"apply_patch <<'EOF'\n{edit_patch(tool)}EOF\n")
         if tool.action == "delete":
             return _shell(tools, f"rm {shlex.quote(a['path'])}")
         return _shell(tools, a["command"])

@@ -258,6 +258,21 @@ def test_responses_plays_a_turn_with_function_calls(model: ModelServer, ws: Path
     )
 
 
+def test_responses_edits_with_the_freeform_apply_patch_tool_when_offered(
+    model: ModelServer, ws: Path
+) -> None:
+    model.script = Script(
+        "e", [[Tool("edit", {"path": str(ws / "greet.py"), "old": "Hello", "new": "Hi"})]]
+    )
+    custom = {"type": "custom", "name": "apply_patch", "format": {"type": "grammar"}}
+    body = {"model": "gpt", "input": [], "tools": [*CODEX_TOOLS, custom], "stream": True}
+    events = sse(httpx.post(f"{model.url}/v1/responses", json=body, timeout=10).text)
+    item = next(d["item"] for e, d in events if e == "response.output_item.done")
+    assert (item["type"], item["name"]) == ("custom_tool_call", "apply_patch")
+    assert item["input"].startswith(f"*** Begin Patch\n*** Update File: {ws / 'greet.py'}\n")
+    assert '-    return "Hello"\n+    return "Hi"\n*** End Patch\n' in item["input"]
+
+
 # -- standalone ---------------------------------------------------------------------------------
 
 
