@@ -396,3 +396,43 @@ async def test_several_turns_then_a_cancel_mid_stream(
         # Gemini CLI's read_file reads the disk itself: it asked the client nothing
         assert asked == {}
     await finish(editor, model)
+
+
+# -- saying no: at the prompt, and in review afterwards ------------------------------------------
+
+
+@pytest.mark.parametrize("agent", ["qwen", "gemini"])
+async def test_rejected_prompt_and_rejected_review_leave_the_users_text(
+    tmp_path: Path, ws: Path, model: ModelServer, agent: str
+) -> None:
+    greet = ws / "greet.py"
+    model.script = Script("edit-twice", [read_edit(greet).turns[0], read_edit(greet).turns[0]])
+    editor = await start_agent(tmp_path, ws, agent, model)
+    editor.open(greet)
+    editor.type_text(greet, NOTE + GREET)
+    sid = await session(editor, ASKING_MODE[agent])
+    # turn 1: the user rejects the edit at the prompt
+    editor.permission_policy = pick("reject_once")
+    result = await editor.prompt(sid, "Change the greeting.", timeout=TURN)
+    assert result["stopReason"] == "end_turn"
+    _, edit = tool_calls(editor, sid)
+    # Qwen reports the refused call failed; Gemini CLI cancelled (its "Reject" is "cancel")
+    assert (edit["kind"], edit["status"]) == ("edit", "failed" if agent == "qwen" else "cancelled")
+    assert editor.doc(greet).text == NOTE + GREET and disk(greet) == GREET
+    # turn 2: allowed, then rejected in review: the buffer and the disk go back
+    editor.permission_policy = pick("allow_once")
+    result = await editor.prompt(sid, "Change it after all.", timeout=TURN)
+    assert result["stopReason"] == "end_turn"
+    edit = tool_calls(editor, sid)[-1]
+    assert edit["status"] == "completed" and disk(greet) == NOTE + HOWDY
+    await editor.wait_for(
+        lambda: bool(editor.sessions[sid].tool_calls[edit["toolCallId"]].get("review"))
+    )
+    reviewed = await editor.acp(
+        p.ACP_REVIEW_EDIT,
+        {"sessionId": sid, "action": "reject", "toolCallId": edit["toolCallId"]},
+    )
+    assert reviewed == {"applied": True, "files": [{"path": str(greet), "status": "rejected"}]}
+    assert editor.doc(greet).text == NOTE + GREET
+    assert disk(greet) == NOTE + GREET  # the editor saved the restored buffer
+    await finish(editor, model)
