@@ -27,7 +27,7 @@ from tests.model_server.script import (
     stall,
 )
 from tests.support.lsp_editor import TestEditor, pick
-from tests.support.production import start_agent
+from tests.support.production import processes_of, start_agent
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -93,9 +93,11 @@ async def session(editor: TestEditor, mode: str | None = None) -> str:
     return sid
 
 
-async def finish(editor: TestEditor, model: ModelServer) -> None:
+async def finish(editor: TestEditor, model: ModelServer, tmp_path: Path) -> None:
     await editor.shutdown_session()
     assert not editor.schema_errors, editor.schema_errors
+    # the server stopped the agent with everything it started
+    assert processes_of(tmp_path / "home") == []
     # the agent called nothing the scripted model does not serve
     assert model.unknown_requests() == [], model.unknown_requests()
 
@@ -128,7 +130,7 @@ async def test_claude_reads_edits_and_answers(tmp_path: Path, ws: Path, model: M
     assert (ws / "greet.py").read_text(encoding="utf-8") == GREET.replace("Hello", "Howdy")
     assert [r.step for r in model.turn_requests()] == model.script.turns[0]
     assert editor.permission_requests == []  # auto mode asks nobody
-    await finish(editor, model)
+    await finish(editor, model, tmp_path)
 
 
 async def test_claude_manual_mode_asks_before_a_shell_command(
@@ -148,7 +150,7 @@ async def test_claude_manual_mode_asks_before_a_shell_command(
     assert (bash["kind"], bash["status"]) == ("execute", "completed")
     assert (ws / "greet.py").read_text(encoding="utf-8") == GREET.replace("Hello", "Howdy")
     assert answer(editor, sid)[-1] == "I ran sed on greet.py."
-    await finish(editor, model)
+    await finish(editor, model, tmp_path)
 
 
 async def test_claude_manual_mode_edit_the_user_rejects_stays_undone(
@@ -165,7 +167,7 @@ async def test_claude_manual_mode_edit_the_user_rejects_stays_undone(
     edit = tool_calls(editor, sid)[-1]
     assert edit["kind"] == "edit" and edit["status"] == "failed"
     assert (ws / "greet.py").read_text(encoding="utf-8") == GREET
-    await finish(editor, model)
+    await finish(editor, model, tmp_path)
 
 
 async def test_claude_writes_a_new_file_and_deletes_one(
@@ -196,7 +198,7 @@ async def test_claude_writes_a_new_file_and_deletes_one(
     assert editor.permission_requests == []
     assert notes.read_text(encoding="utf-8") == "remember the milk\n"
     assert not (ws / "greet.py").exists()
-    await finish(editor, model)
+    await finish(editor, model, tmp_path)
 
 
 async def test_claude_several_turns_in_one_session(
@@ -221,7 +223,7 @@ async def test_claude_several_turns_in_one_session(
     ]
     [read] = tool_calls(editor, sid)
     assert read["kind"] == "read" and read["status"] == "completed"
-    await finish(editor, model)
+    await finish(editor, model, tmp_path)
 
 
 @pytest.mark.timeout(600)
@@ -240,7 +242,7 @@ async def test_long_turn(
     final = model.script.turns[0][-1]
     assert isinstance(final, Say)
     assert answer(editor, sid)[-1].endswith(final.text)
-    await finish(editor, model)
+    await finish(editor, model, tmp_path)
 
 
 async def cancel_mid_stream(editor: TestEditor, model: ModelServer, sid: str) -> None:
@@ -263,7 +265,7 @@ async def test_claude_cancel_mid_stream_ends_cancelled(
     sid = await session(editor)
     await cancel_mid_stream(editor, model, sid)
     assert "one two" in "".join(answer(editor, sid))
-    await finish(editor, model)
+    await finish(editor, model, tmp_path)
 
 
 # -- Codex -------------------------------------------------------------------------------------
@@ -293,7 +295,7 @@ async def test_codex_reads_edits_and_answers(tmp_path: Path, ws: Path, model: Mo
     # the read ran through exec_command, the edit through the freeform apply_patch tool
     results = [r.body["input"][-1]["type"] for r in model.turn_requests()[1:]]
     assert results == ["function_call_output", "custom_tool_call_output"]
-    await finish(editor, model)
+    await finish(editor, model, tmp_path)
 
 
 async def test_codex_read_only_asks_before_apply_patch_in_its_sandbox(
@@ -312,7 +314,7 @@ async def test_codex_read_only_asks_before_apply_patch_in_its_sandbox(
     read, edit = tool_calls(editor, sid)
     assert (read["kind"], read["status"], edit["status"]) == ("read", "completed", "completed")
     assert (ws / "greet.py").read_text(encoding="utf-8") == GREET.replace("Hello", "Howdy")
-    await finish(editor, model)
+    await finish(editor, model, tmp_path)
 
 
 async def test_codex_writes_a_new_file_and_deletes_one(
@@ -342,7 +344,7 @@ async def test_codex_writes_a_new_file_and_deletes_one(
     assert rm["status"] == "completed" and rm["title"].startswith("rm ")
     assert notes.read_text(encoding="utf-8") == "remember the milk\n"
     assert not (ws / "greet.py").exists()
-    await finish(editor, model)
+    await finish(editor, model, tmp_path)
 
 
 async def test_codex_shell_command_changes_a_file(
@@ -357,7 +359,7 @@ async def test_codex_shell_command_changes_a_file(
     assert sed["status"] == "completed" and "sed -i" in sed["title"]
     assert (ws / "greet.py").read_text(encoding="utf-8") == GREET.replace("Hello", "Howdy")
     assert answer(editor, sid)[-1] == "I ran sed on greet.py."
-    await finish(editor, model)
+    await finish(editor, model, tmp_path)
 
 
 async def test_codex_several_turns_and_a_cancel(
@@ -376,4 +378,4 @@ async def test_codex_several_turns_and_a_cancel(
     assert thoughts(editor, sid) == ["Nothing to read this time."]
     model.script = Script("then-stall", [*model.script.turns, *stall().turns])
     await cancel_mid_stream(editor, model, sid)
-    await finish(editor, model)
+    await finish(editor, model, tmp_path)

@@ -251,6 +251,24 @@ def server_env(home: Path) -> dict[str, str]:
     return env
 
 
+def processes_of(home: Path) -> list[str]:
+    """Command lines of live processes whose HOME is ``home`` (the agents of one test: other
+    tests on the machine run the same binaries with their own HOME)."""
+    found = []
+    marker = f"HOME={home}".encode() + b"\0"
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes() + b"\0"
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"\0" + marker in b"\0" + environ:
+            found.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
+    return found
+
+
 async def start_agent(
     tmp_path: Path,
     workspace: Path,
