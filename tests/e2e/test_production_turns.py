@@ -10,6 +10,7 @@ records what each agent did in these turns.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -130,6 +131,25 @@ async def test_claude_reads_edits_and_answers(tmp_path: Path, ws: Path, model: M
     assert (ws / "greet.py").read_text(encoding="utf-8") == GREET.replace("Hello", "Howdy")
     assert [r.step for r in model.turn_requests()] == model.script.turns[0]
     assert editor.permission_requests == []  # auto mode asks nobody
+    await finish(editor, model, tmp_path)
+
+
+async def test_claude_auto_mode_runs_a_shell_command_its_classifier_allows(
+    tmp_path: Path, ws: Path, model: ModelServer
+) -> None:
+    model.script = shell_edit(str(ws))
+    editor = await start_agent(tmp_path, ws, "claude", model)
+    sid = await session(editor)  # auto
+    result = await editor.prompt(sid, "Use sed to change the greeting.", timeout=TURN)
+    assert result["stopReason"] == "end_turn"
+    [bash] = tool_calls(editor, sid)
+    assert (bash["kind"], bash["status"]) == ("execute", "completed")
+    assert (ws / "greet.py").read_text(encoding="utf-8") == GREET.replace("Hello", "Howdy")
+    assert editor.permission_requests == []
+    # the safety classifier judged the command first (a transcript, no tools)
+    judged = [r for r in model.requests if "</severity>" in (r.body.get("stop_sequences") or [])]
+    assert judged and all(r.kind == "side" for r in judged)
+    assert "sed -i" in json.dumps(judged[0].body["messages"])
     await finish(editor, model, tmp_path)
 
 
