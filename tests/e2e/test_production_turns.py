@@ -367,6 +367,21 @@ async def test_codex_writes_a_new_file_and_deletes_one(
     await finish(editor, model, tmp_path)
 
 
+async def test_codex_auto_mode_runs_a_workspace_command_in_its_sandbox_unasked(
+    tmp_path: Path, ws: Path, model: ModelServer
+) -> None:
+    model.script = shell_edit(str(ws))
+    editor = await start_agent(tmp_path, ws, "codex-sandboxed", model)
+    sid = await session(editor, "auto")
+    result = await editor.prompt(sid, "Use sed to change the greeting.", timeout=TURN)
+    assert result["stopReason"] == "end_turn"
+    [sed] = tool_calls(editor, sid)
+    assert (sed["kind"], sed["status"]) == ("execute", "completed")
+    assert editor.permission_requests == []
+    assert (ws / "greet.py").read_text(encoding="utf-8") == GREET.replace("Hello", "Howdy")
+    await finish(editor, model, tmp_path)
+
+
 async def test_codex_shell_command_changes_a_file(
     tmp_path: Path, ws: Path, model: ModelServer
 ) -> None:
