@@ -1,8 +1,9 @@
 """Qwen Code and Gemini CLI do whole coding turns through the real acp-lsp server, offline.
 
 Both read and write through the client's fs (``fs/read_text_file``, ``fs/write_text_file``),
-so their edits reach the editor as ``workspace/applyEdit`` on the open buffer, merged with
-the user's unsaved text, and are saved by the editor (``acp/saveDocument``). They run shell
+so their edits reach the editor as ``workspace/applyEdit`` on the open buffer, keeping the
+user's unsaved text, and are saved by the editor (``acp/saveDocument``); Gemini CLI's
+``read_file`` alone reads the disk. They run shell
 commands themselves (no ``terminal/*``). Each runs from its pinned install
 (scripts/fetch-agents.sh) against the scripted model server (tests/model_server). What is
 asserted is what a user sees: the answer, the tool calls, the permission prompts, the
@@ -34,7 +35,7 @@ NOTE = "# the user's unsaved note\n"
 LATER = "# typed while the agent asked\n"
 TURN = 240.0  # a whole turn on a shared 2-core machine: generous, never asserted on
 TAP = ROOT / "tests" / "support" / "agent_tap.py"
-# Each agent's own mode that asks before an edit, and the option that allows one call
+# Each agent's mode that asks before an edit (both start in another: Qwen in auto)
 ASKING_MODE = {"qwen": "default", "gemini": "default"}
 
 
@@ -155,11 +156,10 @@ async def test_edit_of_an_open_buffer_keeps_the_users_unsaved_lines(
     assert (edit["kind"], edit["status"]) == ("edit", "completed")
     [asked] = editor.permission_requests
     assert asked["toolCall"]["kind"] == "edit"
-    # the agent's change merged on top of both of the user's lines, then saved
+    # the agent's change on top of both of the user's lines, then saved
     assert editor.doc(greet).text == merged
     assert disk(greet) == merged
     assert greet.as_uri() in editor.saved
-    # both report the whole file as the agent saw it through the fs: the buffer at its read
     # both ask with the whole file as they read it through the fs (the first unsaved line),
     # then read it again when allowed and write the whole file: nothing of the user's is lost
     [asked_diff] = diffs(asked["toolCall"])
@@ -253,6 +253,8 @@ async def test_shell_command_runs_in_the_agent_not_in_an_editor_terminal(
     # Qwen's default mode (auto) lets its classifier allow the command; Gemini CLI asks
     asked = [r["toolCall"] for r in editor.permission_requests]
     assert [a["kind"] for a in asked] == ([] if agent == "qwen" else ["execute"])
+    classified = [r for r in model.requests if (r.body or {}).get("tool_choice") == "required"]
+    assert len(classified) == (1 if agent == "qwen" else 0)
     await finish(editor, model)
 
 
