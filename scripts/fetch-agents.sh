@@ -32,4 +32,16 @@ for a in PRODUCTION_AGENTS:
         echo "production agents: could not install $spec (tests skip): $(tail -n 3 "$out/npm.log")" >&2
     fi
 done
+# Codex's sandboxed modes (read-only, auto) run commands in bubblewrap; without it their
+# tests skip, saying why
+if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    SUDO=""
+    [[ "$(id -u)" == "0" ]] || SUDO="sudo"
+    if DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq bubblewrap >/dev/null 2>&1 \
+        || { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq bubblewrap >/dev/null; }; then
+        echo "production agents: installed bubblewrap (Codex's sandbox)"
+    else
+        echo "production agents: could not install bubblewrap; Codex's sandbox tests skip" >&2
+    fi
+fi
 exit 0
