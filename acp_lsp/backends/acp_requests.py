@@ -101,9 +101,14 @@ class AgentRequests:
         session, params = self._session(params)
         path = _str(params, "path")
         self.backend.editor.note_paths(session, [path])
-        content = await self.backend.editor.read_text_file(
-            session, path, _opt_int(params, "line"), _opt_int(params, "limit")
-        )
+        try:
+            content = await self.backend.editor.read_text_file(
+                session, path, _opt_int(params, "line"), _opt_int(params, "limit")
+            )
+        except BackendError as exc:
+            if exc.code == p.RESOURCE_NOT_FOUND and _missing_reads_empty(self.backend.init_result):
+                return {"content": ""}
+            raise
         return {"content": content}
 
     async def write_text_file(self, params: Any) -> JsonObject:
@@ -174,3 +179,12 @@ _HANDLERS = {
     "terminal/release": AgentRequests.release_terminal,
     "elicitation/create": AgentRequests.elicit,
 }
+
+
+def _missing_reads_empty(init_result: JsonObject) -> bool:
+    """Gemini CLI (0.61) tells a missing file only from a JavaScript Error, but the ACP SDK it
+    bundles rejects with the plain JSON-RPC error object: every write_file of a new file failed
+    ("Error checking existing file", gemini-cli#9280). Its read of a missing file answers an
+    empty text instead, from which it creates the file."""
+    info = init_result.get("agentInfo")
+    return isinstance(info, dict) and info.get("name") == "gemini-cli"

@@ -242,10 +242,13 @@ class DiskSync:
 
     @staticmethod
     def _named_paths(session: Session, sandbox: Sandbox) -> dict[str, str]:
-        """Real path -> the latest tool call of the turn that names it."""
+        """Real path -> the latest tool call of the turn that names it and may change it (a
+        read of the file before a `sed -i` on it does not own the change)."""
         named: dict[str, str] = {}
         for tool_call_id in session.turn_tool_call_ids():
             state = session.tool_call(tool_call_id) or {}
+            if state.get("kind") in READ_ONLY_KINDS:
+                continue
             paths = [
                 *location_paths(state.get("locations")),
                 *raw_input_paths(state.get("rawInput")),

@@ -154,7 +154,8 @@ class DocumentFiles:
         if text is not None and self.document(path) is not None:
             text = self.bases.fresh(path, text)  # never older than the disk
         if text is None:
-            raise BackendError(p.RESOURCE_NOT_FOUND, f"file not found: {path}", {"path": path})
+            # ACP's own wording for -32002: Gemini CLI tells a missing file by the message
+            raise BackendError(p.RESOURCE_NOT_FOUND, f"Resource not found: {path}", {"path": path})
         self._bases[(session_id, path)] = text
         return slice_lines(text, line, limit)
 

@@ -180,15 +180,7 @@ async def test_edit_of_an_open_buffer_keeps_the_users_unsaved_lines(
 # -- a new file, a shell command -----------------------------------------------------------------
 
 
-GEMINI_NEW_FILE = pytest.mark.xfail(
-    strict=True,
-    reason="acp-lsp answers fs/read_text_file of a missing file -32002 'file not found: PATH'; "
-    "Gemini CLI 0.61.0 knows a missing file only by the message ('Resource not found', "
-    "'ENOENT', ...), so its write_file of a new file fails ('Error checking existing file')",
-)
-
-
-@pytest.mark.parametrize("agent", ["qwen", pytest.param("gemini", marks=GEMINI_NEW_FILE)])
+@pytest.mark.parametrize("agent", ["qwen", "gemini"])
 async def test_new_file_is_created_through_the_editor(
     tmp_path: Path, ws: Path, model: ModelServer, agent: str
 ) -> None:
@@ -250,6 +242,12 @@ async def test_shell_command_runs_in_the_agent_not_in_an_editor_terminal(
     assert disk(ws / "where.txt").strip() == str(ws)  # in the session's cwd
     # the open (clean) buffer follows the disk the command changed
     await editor.wait_for(lambda: editor.doc(greet).text == HOWDY, timeout=TURN)
+    # and the sed's own tool call holds the change for review (not the read before it)
+    review = editor.sessions[sid].tool_calls[shell["toolCallId"]]["review"]
+    assert {f["path"]: f["change"] for f in review["files"]} == {
+        str(greet): "modified",
+        str(ws / "where.txt"): "created",
+    }
     # Qwen's default mode (auto) lets its classifier allow the command; Gemini CLI asks
     asked = [r["toolCall"] for r in editor.permission_requests]
     assert [a["kind"] for a in asked] == ([] if agent == "qwen" else ["execute"])
