@@ -256,6 +256,17 @@ def test_clean_buffer_ends_unmodified_and_keep_marks_the_file_accepted(
     poll(editor, "T.find_line('review accept: src/app.py accepted') ~= nil")
     poll(editor, "T.chat_lines()[T.find_line('M src/app.py')]:match('accepted$') ~= nil")
     assert app.read_text() == changed
+    # the session rebuilt from its snapshot (:Acp sessions) shows the block again, once
+    editor.lua(
+        "local done require('acp_lsp.client').request('acp/getSession', "
+        "{ sessionId = T.session().id }, function(_, res) done = res end) "
+        "vim.wait(5000, function() return done ~= nil end, 10) "
+        "require('acp_lsp.sessions').load_snapshot(done)"
+    )
+    chat = editor.chat()
+    assert chat.count("≡ 1 file changed") == 1, chat
+    assert chat_row(editor, "M src/app.py").split()[-1] == "accepted"
+    assert chat.index("I changed the greeting") < chat.index("≡ 1 file changed")
 
 
 def test_autoread_reload_during_the_turn_is_not_applied_twice(

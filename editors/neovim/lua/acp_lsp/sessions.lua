@@ -15,6 +15,8 @@ M.by_id = {}
 ---@type string?
 M.current_id = nil
 
+local ENDED = { idle = true, failed = true, closed = true }
+
 local listeners = {} ---@type fun(session: acp_lsp.Session, event: table)[]
 --- Notifications for a session this editor has no snapshot of yet, replayed once it does.
 local early = {} ---@type table<string, table[]>
@@ -108,6 +110,15 @@ function M.load_snapshot(snapshot)
       transcript.add_block(session, { type = 'tool_call', id = entry.toolCall })
     end
   end
+  transcript.add_all_changes(session)
+  local last = session.blocks[#session.blocks]
+  if last and last.type == 'changes' and not ENDED[session.status] and session.status ~= 'stored' then
+    -- a turn still running gets its block when it ends
+    table.remove(session.blocks)
+    for _, id in ipairs(last.tool_call_ids) do
+      session.changes_of[id] = nil
+    end
+  end
   if snapshot.plan then
     session.plan = snapshot.plan.entries or snapshot.plan
     session.plan_block = transcript.add_block(session, { type = 'plan' })
@@ -152,8 +163,6 @@ function M.handle_update(params)
     emit(session, { type = 'batch', events = events })
   end
 end
-
-local ENDED = { idle = true, failed = true, closed = true }
 
 --- acp/sessionStatus
 ---@param params table {sessionId, status, stopReason?, error?}

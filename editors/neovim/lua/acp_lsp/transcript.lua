@@ -203,6 +203,44 @@ function M.review_files(tc)
   return out
 end
 
+--- Tool calls with reviewed files among blocks[first..last].
+local function changed_calls(session, first, last)
+  local ids = {}
+  for i = first, last do
+    local b = session.blocks[i]
+    if b.type == 'tool_call' and #M.review_files(session.tool_calls[b.id]) > 0 then
+      table.insert(ids, b.id)
+    end
+  end
+  return ids
+end
+
+--- A session built from a snapshot: every turn that changed files gets its "files changed"
+--- block back, at its end (before the next prompt).
+---@param session acp_lsp.Session
+function M.add_all_changes(session)
+  local blocks = session.blocks
+  session.blocks, session.changes_of = {}, {}
+  local first = 1
+  local function close_turn(last)
+    local ids = changed_calls({ blocks = blocks, tool_calls = session.tool_calls }, first, last)
+    if #ids > 0 then
+      local index = M.add_block(session, { type = 'changes', tool_call_ids = ids })
+      for _, id in ipairs(ids) do
+        session.changes_of[id] = index
+      end
+    end
+  end
+  for i, b in ipairs(blocks) do
+    if b.type == 'message' and b.role == 'user' and i > 1 then
+      close_turn(i - 1)
+      first = i
+    end
+    M.add_block(session, b)
+  end
+  close_turn(#blocks)
+end
+
 --- Close the turn that just ended with a "files changed" block when its tool calls changed
 --- files (their review lists them). Returns the block's index, or nil.
 ---@param session acp_lsp.Session
@@ -218,13 +256,7 @@ function M.add_changes(session)
       break
     end
   end
-  local ids = {}
-  for i = first, #session.blocks do
-    local b = session.blocks[i]
-    if b.type == 'tool_call' and #M.review_files(session.tool_calls[b.id]) > 0 then
-      table.insert(ids, b.id)
-    end
-  end
+  local ids = changed_calls(session, first, #session.blocks)
   if #ids == 0 then
     return nil
   end
