@@ -179,7 +179,13 @@ function M.lsp_config()
       end)
     end,
     before_init = function(params)
-      params.initializationOptions = M.json_settings(params.initializationOptions or {})
+      local settings = params.initializationOptions
+      if type(settings) == 'table' and next(settings) == nil then
+        -- No settings: none are sent (the server warns that an empty object is not one).
+        params.initializationOptions = nil
+      else
+        params.initializationOptions = M.json_settings(settings or {})
+      end
     end,
     handlers = {
       [n.session_update] = handler('session_update'),
