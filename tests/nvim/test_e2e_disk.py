@@ -202,8 +202,14 @@ def test_hidden_dirty_buffer_is_synced_too(editor: Editor, workspace: Path, tmp_
     editor.wait("T.session().status == 'idle' and T.find_line('file changed') ~= nil")
     assert editor.lua("return T.buf_lines(...)", str(app)) == [*changed.splitlines(), USER_LINE]
     editor.cmd(f"buffer {app_buf}")
+    # :Acp review in the file's buffer finds the change the shell command made on disk
+    editor.cmd("Acp review reject")
+    poll(editor, "T.find_line('review reject: src/app.py rejected') ~= nil")
+    assert "Hi there" not in app.read_text()
+    poll(editor, "not vim.api.nvim_buf_get_lines(0, 8, 9, false)[1]:find('Hi there')")
+    assert editor.lua("return vim.api.nvim_buf_get_lines(0, -2, -1, false)") == [USER_LINE]
     write_silently(editor)
-    assert app.read_text() == changed + USER_LINE + "\n"
+    assert "Hi there" not in app.read_text() and app.read_text().endswith(USER_LINE + "\n")
 
 
 def test_reject_from_files_changed_restores_the_disk_and_the_buffer_follows(
