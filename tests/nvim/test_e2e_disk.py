@@ -630,3 +630,39 @@ def test_screenshot_claude_turn(tui: shots.Tui, tmp_path: Path, model: ModelServ
     )
     write_silently(tui)
     assert app.read_text() == howdy + USER_LINE + "\n"
+
+
+def test_a_stale_versioned_edit_is_refused_with_its_reason(editor: Editor, workspace: Path) -> None:
+    """A sync edit computed before Neovim reloaded the file (or the user typed) is refused as
+    a whole with a reason, not skipped with a printed "Buffer … newer than edits." and
+    answered applied (the server then merges again)."""
+    app = workspace / APP
+    editor.cmd(f"edit {app}")
+    # what an attached buffer has (the LSP client keeps its version; no server here)
+    tick = editor.lua(
+        "local buf = vim.api.nvim_get_current_buf() "
+        "vim.lsp.util.buf_versions[buf] = vim.b.changedtick return vim.b.changedtick"
+    )
+    edit = {
+        "documentChanges": [
+            {
+                "textDocument": {"uri": app.as_uri(), "version": tick - 1},
+                "edits": [
+                    {
+                        "range": {
+                            "start": {"line": 0, "character": 0},
+                            "end": {"line": 0, "character": 0},
+                        },
+                        "newText": "# twice\n",
+                    }
+                ],
+            }
+        ]
+    }
+    result = editor.lua(
+        "return require('acp_lsp.handlers').apply_edit(nil, { edit = ... }, { client_id = 0 })",
+        edit,
+    )
+    assert result["applied"] is False and "changed since" in result["failureReason"], result
+    assert editor.lua("return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]") != "# twice"
+    assert editor.lua("return vim.b.changedtick") == tick

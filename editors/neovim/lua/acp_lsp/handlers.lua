@@ -88,6 +88,25 @@ local function edit_uris(edit)
   return uris
 end
 
+--- A versioned text edit of a buffer that changed since the server saw it (the user typed,
+--- or Neovim reloaded the file): {uri, version, current}, else nil.
+local function stale_edit(edit)
+  for _, change in ipairs(edit.documentChanges or {}) do
+    local doc = change.textDocument
+    if doc and type(doc.uri) == 'string' and type(doc.version) == 'number' and doc.version > 0 then
+      local ok, fname = pcall(vim.uri_to_fname, doc.uri)
+      for _, buf in ipairs(ok and vim.api.nvim_list_bufs() or {}) do
+        if vim.api.nvim_buf_is_loaded(buf) and vim.api.nvim_buf_get_name(buf) == fname then
+          local current = vim.lsp.util.buf_versions[buf]
+          if current > doc.version then
+            return { uri = doc.uri, version = doc.version, current = current }
+          end
+        end
+      end
+    end
+  end
+end
+
 --- workspace/applyEdit: load and attach every target buffer first, so the server sees the
 --- didOpen/didChange that proves the edit landed; then the core handler applies it (one undo
 --- step per edit, unsaved user text kept). The label is logged rather than printed.
@@ -96,6 +115,18 @@ function M.apply_edit(err, params, ctx)
   local documents = require('acp_lsp.documents')
   local client = vim.lsp.get_client_by_id(ctx.client_id)
   local targets, ticks = {}, {}
+  local stale = params and params.edit and stale_edit(params.edit)
+  if stale then
+    -- Refused as a whole, with the reason: the core handler would skip that document, print
+    -- "Buffer … newer than edits." and answer applied.
+    local reason = ('%s changed since: version %d, the edit is for %d'):format(
+      vim.fn.fnamemodify(vim.uri_to_fname(stale.uri), ':~:.'),
+      stale.current,
+      stale.version
+    )
+    log.add('info', 'edit refused: ' .. reason)
+    return { applied = false, failureReason = reason }
+  end
   if params and params.edit then
     for _, uri in ipairs(edit_uris(params.edit)) do
       local ok, fname = pcall(vim.uri_to_fname, uri)
