@@ -57,7 +57,8 @@ def register(server: AcpLanguageServer) -> None:
         folders = _workspace_folders(params)
         section = _section(params.initialization_options)
         server.init_options = dict(section) if section is not None else None
-        not_an_object = params.initialization_options is not None and section is None
+        raw = params.initialization_options
+        not_an_object = raw is not None and not isinstance(raw, Mapping)
 
         def start() -> None:
             server.hub.workspace_folders = folders

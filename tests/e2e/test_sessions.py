@@ -148,6 +148,17 @@ async def test_workspace_toml_and_did_change_configuration(tmp_path: Path, works
     await editor.shutdown_session()
 
 
+async def test_empty_initialization_options_raise_no_warning(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """Neovim sent {} when no settings were set: the server warned 'must be an object', which
+    stopped Neovim at start-up on a Press ENTER prompt."""
+    editor = await start_editor(tmp_path, workspace, "neovim", {})
+    await editor.acp("acp/listAgents")
+    assert not [m for m in editor.messages if "initializationOptions" in m.message]
+    await editor.shutdown_session()
+
+
 # -- turns -------------------------------------------------------------------------------
 async def test_updates_are_ordered_and_arrive_before_the_response(editor: TestEditor) -> None:
     snap = await editor.new_session()
