@@ -184,10 +184,7 @@ async def test_offline_the_cache_then_the_snapshot_is_used(tmp_path: Path, works
         ".svg"
     )
     # presets show the registry entry they stand for
-    assert (
-        agents["claude"]["registryId"] == "claude-acp"
-        and agents["claude"]["source"] == "preset"
-    )
+    assert agents["claude"]["registryId"] == "claude-acp" and agents["claude"]["source"] == "preset"
     await editor.shutdown_session()
 
 
