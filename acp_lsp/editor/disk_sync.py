@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,7 +165,9 @@ class DiskSync:
             tracker = self._trackers[session.session_id] = _Tracker(repo, session)
         return tracker
 
-    def _chain(self, session: Session, tracker: _Tracker, step: Any) -> asyncio.Future[None]:
+    def _chain(
+        self, session: Session, tracker: _Tracker, step: Coroutine[Any, Any, None]
+    ) -> asyncio.Future[None]:
         """Run ``step`` after the session's earlier scans (each diffs against the last)."""
         previous = tracker.chain
 
