@@ -472,6 +472,7 @@ async def run_client(spec: JsonObject) -> JsonObject:
         if "end" in agent:
             turn["end_back_ms"] = turn["answered"] - agent["end"]
             turn["agent_blocked_ms"] = agent.get("blocked")
+            turn["agent_cpu_ms"] = agent.get("agent_cpu")
     return {"path": spec["path"], **result}
 
 
@@ -644,7 +645,7 @@ def run(r: Any, section: Any, median: Callable[[list[float]], float], fmt: Any) 
             "path",
             "first text ms",
             "end of turn ms",
-            "agent's turn ms (blocked writing)",
+            "agent's turn ms (its CPU ms; blocked writing ms)",
             "path: prompt to agent / first text back / response back ms",
             "added to first text ms",
             "added to the turn ms",
@@ -693,9 +694,10 @@ def run(r: Any, section: Any, median: Callable[[list[float]], float], fmt: Any) 
         "agent_message_chunk text / prompt response read by the client. The agent runs behind "
         "a stdio tap in both paths (the same command), which stamps on the same clock when "
         "the prompt reaches it and its first text and response leave it: 'agent's turn' is the "
-        "time in between (in brackets: how long the tap's writes of the agent's output waited "
-        "for the client to read them; the agent waits too, as Node writes to a full pipe "
-        "synchronously), 'path' the rest (client → agent, agent → client). 'added' = "
+        "time in between (in brackets: the CPU the agent's processes used in it, and how "
+        "long the tap's writes of the agent's output waited for the client to read them; "
+        "the agent waits too, as Node writes to a full pipe synchronously), 'path' the rest "
+        "(client → agent, agent → client). 'added' = "
         "the bridge's path time minus the direct client's (medians); '%' of the direct "
         "turn. The end-to-end ratio (median of per-round ratios) also holds what the agent "
         "itself took, which varies far more than the path between runs on this shared machine. "
@@ -750,6 +752,7 @@ def _rows(
             "end_ms": median(ends),
             "agent_turn_ms": _med(median, good, "agent_turn_ms"),
             "agent_blocked_ms": _med(median, good, "agent_blocked_ms"),
+            "agent_cpu_ms": _med(median, good, "agent_cpu_ms"),
             "to_agent_ms": _med(median, good, "to_agent_ms"),
             "first_back_ms": _med(median, good, "first_back_ms"),
             "end_back_ms": _med(median, good, "end_back_ms"),
@@ -780,7 +783,8 @@ def _rows(
                 LABELS[path],
                 f"{fmt(fig['first_ms'], 1)} ({_spread(firsts, fmt)})",
                 f"{fmt(fig['end_ms'])} ({_spread(ends, fmt)})",
-                f"{fmt(fig['agent_turn_ms'])} ({fmt(fig['agent_blocked_ms'])})",
+                f"{fmt(fig['agent_turn_ms'])} ({fmt(fig['agent_cpu_ms'])}; "
+                f"{fmt(fig['agent_blocked_ms'])})",
                 f"{fmt(fig['to_agent_ms'], 1)} / {fmt(fig['first_back_ms'], 1)} / "
                 f"{fmt(fig['end_back_ms'], 1)}",
                 "–" if is_direct else f"{fig['added_first_ms']:+.1f}",
@@ -825,6 +829,32 @@ def _rows(
 # -- the tap: the agent's own side of each turn ------------------------------------------------
 
 
+def tree_cpu_ms(root: int) -> float:
+    """User + system CPU (ms) of ``root`` and its live descendants, with what they reaped:
+    Claude Code's turn runs in a second process under the ACP adapter."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    cpu: dict[int, float] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as fh:
+                stat = fh.read()
+        except OSError:
+            continue  # gone meanwhile
+        fields = stat[stat.rfind(")") + 2 :].split()
+        pid = int(entry.name)
+        children.setdefault(int(fields[1]), []).append(pid)
+        cpu[pid] = sum(int(f) for f in fields[11:15]) * 1000 / ticks  # utime..cstime
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        total += cpu.get(pid, 0.0)
+        todo += children.get(pid, [])
+    return total
+
+
 def tap(stamps_path: str, command: list[str]) -> int:
     """Relay stdio to ``command`` (the agent) line by line, stamping in ``stamps_path`` when a
     session/prompt reaches it, when its first agent_message_chunk after that leaves it and
@@ -837,6 +867,7 @@ def tap(stamps_path: str, command: list[str]) -> int:
     lock = threading.Lock()
     prompts: set[Any] = set()
     waiting_text = threading.Event()
+    cpu_at_prompt = [0.0]
 
     def stamp(kind: str, value: float | None = None) -> None:
         with lock:
@@ -845,20 +876,25 @@ def tap(stamps_path: str, command: list[str]) -> int:
 
     def to_agent() -> None:
         for line in sys.stdin.buffer:
+            prompt = False
             if b"session/prompt" in line:
                 message = json.loads(line)
                 if message.get("method") == "session/prompt":
                     stamp("prompt")
                     prompts.add(message.get("id"))
                     waiting_text.set()
+                    prompt = True
             agent_in.write(line)
             agent_in.flush()
+            if prompt:  # after passing it on: the walk of /proc takes a few ms
+                cpu_at_prompt[0] = tree_cpu_ms(child.pid)
         agent_in.close()
 
     threading.Thread(target=to_agent, daemon=True).start()
     blocked = 0.0  # ms spent writing to the client: a slow reader blocks the relay, and so
     # the agent too (Node writes to a pipe synchronously on Linux once it is full)
     for line in agent_out:
+        ended = False
         if waiting_text.is_set() and b"agent_message_chunk" in line and b'"text"' in line:
             waiting_text.clear()
             stamp("first")
@@ -868,11 +904,13 @@ def tap(stamps_path: str, command: list[str]) -> int:
                 prompts.discard(message.get("id"))
                 stamp("blocked", blocked)
                 stamp("end")
-                blocked = 0.0
+                blocked, ended = 0.0, True
         start = now_ms()
         sys.stdout.buffer.write(line)
         sys.stdout.buffer.flush()
         blocked += now_ms() - start
+        if ended:
+            stamp("agent_cpu", tree_cpu_ms(child.pid) - cpu_at_prompt[0])
     return child.wait()
 
 
