@@ -5,15 +5,25 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.model_server import ModelServer
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ["ACP_LSP_DATA_DIR"] = tempfile.mkdtemp(prefix="acp-lsp-test-data-")
+
+
+@pytest.fixture
+def model() -> Iterator[ModelServer]:
+    """The scripted model server (tests/model_server) the production agents talk to."""
+    with ModelServer() as server:
+        yield server
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -10,7 +10,6 @@ lands on the changed line, not on the top of the file.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +27,6 @@ pytestmark = pytest.mark.timeout(240)
 TURN = 180.0
 GREET = 'import sys\n\n\ndef greet(name):\n    return f"Hello, {name}!"\n'
 MINE = "# my unsaved note\n"
-
-
-@pytest.fixture
-def model() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
 
 
 @pytest.fixture

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -28,7 +26,14 @@ from tests.model_server.script import (
     stall,
 )
 from tests.support.lsp_editor import TestEditor, pick
-from tests.support.production import processes_of, start_agent
+from tests.support.production import (
+    diffs,
+    open_session,
+    processes_of,
+    start_agent,
+    texts,
+    tool_calls,
+)
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -39,35 +44,11 @@ LONG_CALLS = 200
 
 
 @pytest.fixture
-def model() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
-
-
-@pytest.fixture
 def ws(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "greet.py").write_text(GREET, encoding="utf-8")
     return root
-
-
-def answer(editor: TestEditor, sid: str) -> list[str]:
-    """The agent's messages, as the editor shows them."""
-    model = editor.sessions[sid]
-    return [
-        "".join(b.get("text", "") for b in m["content"] if b.get("type") == "text")
-        for m in model.messages
-        if m["role"] == "agent"
-    ]
-
-
-def thoughts(editor: TestEditor, sid: str) -> list[str]:
-    return [
-        "".join(b.get("text", "") for b in m["content"] if b.get("type") == "text")
-        for m in editor.sessions[sid].messages
-        if m["role"] == "thought"
-    ]
 
 
 def thinking(script: Script, turn: int, thought: str) -> Script:
@@ -77,21 +58,6 @@ def thinking(script: Script, turn: int, thought: str) -> Script:
     assert isinstance(last, Say)
     turns[turn][-1] = replace(last, thought=thought)
     return Script(script.name, turns)
-
-
-def tool_calls(editor: TestEditor, sid: str) -> list[dict[str, Any]]:
-    return list(editor.sessions[sid].tool_calls.values())
-
-
-def diffs(call: dict[str, Any]) -> list[dict[str, Any]]:
-    return [c for c in call.get("content") or [] if c.get("type") == "diff"]
-
-
-async def session(editor: TestEditor, mode: str | None = None) -> str:
-    sid = str((await editor.new_session())["sessionId"])
-    if mode is not None:
-        await editor.acp(p.ACP_SET_MODE, {"sessionId": sid, "modeId": mode})
-    return sid
 
 
 async def finish(editor: TestEditor, model: ModelServer, tmp_path: Path) -> None:
@@ -110,10 +76,10 @@ async def test_claude_reads_edits_and_answers(tmp_path: Path, ws: Path, model: M
     model.script = read_edit_answer(str(ws))
     editor = await start_agent(tmp_path, ws, "claude", model)
     editor.open(ws / "greet.py")  # the user has the file open (sync is asserted elsewhere)
-    sid = await session(editor)  # Claude's own default mode: auto
+    sid = await open_session(editor)  # Claude's own default mode: auto
     result = await editor.prompt(sid, "Change the greeting to Howdy.", timeout=TURN)
     assert result["stopReason"] == "end_turn"
-    assert answer(editor, sid)[-1].endswith("I updated the greeting in greet.py.")
+    assert texts(editor, sid)[-1].endswith("I updated the greeting in greet.py.")
     read, edit = tool_calls(editor, sid)
     assert (read["kind"], read["title"], read["status"]) == ("read", "Read greet.py", "completed")
     assert read["locations"][0]["path"] == str(ws / "greet.py")
@@ -139,7 +105,7 @@ async def test_claude_auto_mode_runs_a_shell_command_its_classifier_allows(
 ) -> None:
     model.script = shell_edit(str(ws))
     editor = await start_agent(tmp_path, ws, "claude", model)
-    sid = await session(editor)  # auto
+    sid = await open_session(editor)  # auto
     result = await editor.prompt(sid, "Use sed to change the greeting.", timeout=TURN)
     assert result["stopReason"] == "end_turn"
     [bash] = tool_calls(editor, sid)
@@ -159,7 +125,7 @@ async def test_claude_manual_mode_asks_before_a_shell_command(
     model.script = shell_edit(str(ws))
     editor = await start_agent(tmp_path, ws, "claude", model)
     editor.permission_policy = pick("allow_once")
-    sid = await session(editor, "default")  # "Manual": always ask before making changes
+    sid = await open_session(editor, "default")  # "Manual": always ask before making changes
     result = await editor.prompt(sid, "Use sed to change the greeting.", timeout=TURN)
     assert result["stopReason"] == "end_turn"
     [asked] = editor.permission_requests
@@ -169,7 +135,7 @@ async def test_claude_manual_mode_asks_before_a_shell_command(
     [bash] = tool_calls(editor, sid)
     assert (bash["kind"], bash["status"]) == ("execute", "completed")
     assert (ws / "greet.py").read_text(encoding="utf-8") == GREET.replace("Hello", "Howdy")
-    assert answer(editor, sid)[-1] == "I ran sed on greet.py."
+    assert texts(editor, sid)[-1] == "I ran sed on greet.py."
     await finish(editor, model, tmp_path)
 
 
@@ -179,7 +145,7 @@ async def test_claude_manual_mode_edit_the_user_rejects_stays_undone(
     model.script = read_edit_answer(str(ws))
     editor = await start_agent(tmp_path, ws, "claude", model)
     editor.permission_policy = pick("reject_once")
-    sid = await session(editor, "default")
+    sid = await open_session(editor, "default")
     result = await editor.prompt(sid, "Change the greeting.", timeout=TURN)
     assert result["stopReason"] == "end_turn"
     [asked] = editor.permission_requests  # the read needs no permission, the edit does
@@ -205,7 +171,7 @@ async def test_claude_writes_a_new_file_and_deletes_one(
         ],
     )
     editor = await start_agent(tmp_path, ws, "claude", model)
-    sid = await session(editor, "acceptEdits")
+    sid = await open_session(editor, "acceptEdits")
     result = await editor.prompt(sid, "Write notes, drop greet.py.", timeout=TURN)
     assert result["stopReason"] == "end_turn"
     write, rm = tool_calls(editor, sid)
@@ -226,17 +192,17 @@ async def test_claude_several_turns_in_one_session(
 ) -> None:
     model.script = thinking(several_turns(str(ws), turns=3), 1, "Nothing to read this time.")
     editor = await start_agent(tmp_path, ws, "claude", model)
-    sid = await session(editor)
+    sid = await open_session(editor)
     for n in range(3):
         result = await editor.prompt(sid, f"Turn {n + 1}, please.", timeout=TURN)
         assert result["stopReason"] == "end_turn"
-    texts = answer(editor, sid)
-    assert [t for t in texts if t.startswith("Turn")] == [
+    said = texts(editor, sid)
+    assert [t for t in said if t.startswith("Turn")] == [
         "Turn 1: I read it.",
         "Turn 2: done.",
         "Turn 3: done.",
     ]
-    assert thoughts(editor, sid) == ["Nothing to read this time."]
+    assert texts(editor, sid, "thought") == ["Nothing to read this time."]
     # every turn's request carried the whole conversation so far
     assert [r.step for r in model.turn_requests()] == [
         step for turn in model.script.turns for step in turn
@@ -253,7 +219,7 @@ async def test_long_turn(
 ) -> None:
     model.script = long_turn(str(ws), tool_calls=LONG_CALLS, answer_chunks=500)
     editor = await start_agent(tmp_path, ws, agent, model)
-    sid = await session(editor, mode)
+    sid = await open_session(editor, mode)
     result = await editor.prompt(sid, "Read it again and again.", timeout=LONG_TURN)
     assert result["stopReason"] == "end_turn"
     calls = tool_calls(editor, sid)
@@ -261,7 +227,7 @@ async def test_long_turn(
     assert {(c["kind"], c["status"]) for c in calls} == {("read", "completed")}
     final = model.script.turns[0][-1]
     assert isinstance(final, Say)
-    assert answer(editor, sid)[-1].endswith(final.text)
+    assert texts(editor, sid)[-1].endswith(final.text)
     await finish(editor, model, tmp_path)
 
 
@@ -269,7 +235,7 @@ async def cancel_mid_stream(editor: TestEditor, model: ModelServer, sid: str) ->
     turn = asyncio.ensure_future(editor.prompt(sid, "Tell me a story.", timeout=TURN))
     assert await asyncio.to_thread(model.wait_stalled, TURN), "the answer never started"
     # the first pieces reach the editor before the stall
-    await editor.wait_for(lambda: any(answer(editor, sid)), timeout=TURN)
+    await editor.wait_for(lambda: any(texts(editor, sid)), timeout=TURN)
     assert (await editor.acp(p.ACP_CANCEL, {"sessionId": sid})) == {}
     result = await turn
     model.release()
@@ -282,9 +248,9 @@ async def test_claude_cancel_mid_stream_ends_cancelled(
 ) -> None:
     model.script = stall()
     editor = await start_agent(tmp_path, ws, "claude", model)
-    sid = await session(editor)
+    sid = await open_session(editor)
     await cancel_mid_stream(editor, model, sid)
-    assert "one two" in "".join(answer(editor, sid))
+    assert "one two" in "".join(texts(editor, sid))
     await finish(editor, model, tmp_path)
 
 
@@ -298,10 +264,10 @@ async def test_codex_reads_edits_and_answers(tmp_path: Path, ws: Path, model: Mo
     model.script = read_edit_answer(str(ws))
     editor = await start_agent(tmp_path, ws, "codex", model)
     editor.open(ws / "greet.py")
-    sid = await session(editor, "full-access")
+    sid = await open_session(editor, "full-access")
     result = await editor.prompt(sid, "Change the greeting to Howdy.", timeout=TURN)
     assert result["stopReason"] == "end_turn"
-    assert answer(editor, sid)[-1] == "I updated the greeting in greet.py."
+    assert texts(editor, sid)[-1] == "I updated the greeting in greet.py."
     read, edit = tool_calls(editor, sid)
     # Codex reads with `cat` and says so as a read
     assert (read["kind"], read["title"], read["status"]) == ("read", "Read greet.py", "completed")
@@ -324,7 +290,7 @@ async def test_codex_read_only_asks_before_apply_patch_in_its_sandbox(
     model.script = read_edit_answer(str(ws))
     editor = await start_agent(tmp_path, ws, "codex-sandboxed", model)
     editor.permission_policy = pick("allow_once")
-    sid = await session(editor)  # Codex starts read-only
+    sid = await open_session(editor)  # Codex starts read-only
     result = await editor.prompt(sid, "Change the greeting to Howdy.", timeout=TURN)
     assert result["stopReason"] == "end_turn"
     [asked] = editor.permission_requests  # the sandboxed `cat` needs no permission
@@ -352,7 +318,7 @@ async def test_codex_writes_a_new_file_and_deletes_one(
         ],
     )
     editor = await start_agent(tmp_path, ws, "codex", model)
-    sid = await session(editor, "full-access")
+    sid = await open_session(editor, "full-access")
     result = await editor.prompt(sid, "Write notes, drop greet.py.", timeout=TURN)
     assert result["stopReason"] == "end_turn"
     add, rm = tool_calls(editor, sid)
@@ -372,7 +338,7 @@ async def test_codex_auto_mode_runs_a_workspace_command_in_its_sandbox_unasked(
 ) -> None:
     model.script = shell_edit(str(ws))
     editor = await start_agent(tmp_path, ws, "codex-sandboxed", model)
-    sid = await session(editor, "auto")
+    sid = await open_session(editor, "auto")
     result = await editor.prompt(sid, "Use sed to change the greeting.", timeout=TURN)
     assert result["stopReason"] == "end_turn"
     [sed] = tool_calls(editor, sid)
@@ -387,13 +353,13 @@ async def test_codex_shell_command_changes_a_file(
 ) -> None:
     model.script = shell_edit(str(ws))
     editor = await start_agent(tmp_path, ws, "codex", model)
-    sid = await session(editor, "full-access")
+    sid = await open_session(editor, "full-access")
     result = await editor.prompt(sid, "Use sed to change the greeting.", timeout=TURN)
     assert result["stopReason"] == "end_turn"
     [sed] = tool_calls(editor, sid)
     assert sed["status"] == "completed" and "sed -i" in sed["title"]
     assert (ws / "greet.py").read_text(encoding="utf-8") == GREET.replace("Hello", "Howdy")
-    assert answer(editor, sid)[-1] == "I ran sed on greet.py."
+    assert texts(editor, sid)[-1] == "I ran sed on greet.py."
     await finish(editor, model, tmp_path)
 
 
@@ -402,15 +368,15 @@ async def test_codex_several_turns_and_a_cancel(
 ) -> None:
     model.script = thinking(several_turns(str(ws), turns=2), 1, "Nothing to read this time.")
     editor = await start_agent(tmp_path, ws, "codex", model)
-    sid = await session(editor, "full-access")
+    sid = await open_session(editor, "full-access")
     for n in range(2):
         result = await editor.prompt(sid, f"Turn {n + 1}, please.", timeout=TURN)
         assert result["stopReason"] == "end_turn"
-    assert [t for t in answer(editor, sid) if t.startswith("Turn")] == [
+    assert [t for t in texts(editor, sid) if t.startswith("Turn")] == [
         "Turn 1: I read it.",
         "Turn 2: done.",
     ]
-    assert thoughts(editor, sid) == ["Nothing to read this time."]
+    assert texts(editor, sid, "thought") == ["Nothing to read this time."]
     model.script = Script("then-stall", [*model.script.turns, *stall().turns])
     await cancel_mid_stream(editor, model, sid)
     await finish(editor, model, tmp_path)

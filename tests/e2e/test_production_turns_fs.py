@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,14 @@ from acp_lsp import protocol as p
 from tests.model_server import ModelServer, Say, Script, Tool
 from tests.model_server.script import several_turns, stall
 from tests.support.lsp_editor import ROOT, JsonObject, PermissionPolicy, TestEditor, pick
-from tests.support.production import agent_config, start_agent
+from tests.support.production import (
+    agent_config,
+    diffs,
+    open_session,
+    start_agent,
+    texts,
+    tool_calls,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -40,12 +47,6 @@ ASKING_MODE = {"qwen": "default", "gemini": "default"}
 
 
 @pytest.fixture
-def model() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
-
-
-@pytest.fixture
 def ws(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
@@ -53,32 +54,8 @@ def ws(tmp_path: Path) -> Path:
     return root
 
 
-def answer(editor: TestEditor, sid: str) -> list[str]:
-    """The agent's messages, as the editor shows them."""
-    return [
-        "".join(b.get("text", "") for b in m["content"] if b.get("type") == "text")
-        for m in editor.sessions[sid].messages
-        if m["role"] == "agent"
-    ]
-
-
-def tool_calls(editor: TestEditor, sid: str) -> list[JsonObject]:
-    return list(editor.sessions[sid].tool_calls.values())
-
-
-def diffs(call: JsonObject) -> list[JsonObject]:
-    return [c for c in call.get("content") or [] if c.get("type") == "diff"]
-
-
 def disk(path: Path) -> str:
     return path.read_text(encoding="utf-8")
-
-
-async def session(editor: TestEditor, mode: str | None = None) -> str:
-    sid = str((await editor.new_session())["sessionId"])
-    if mode is not None:
-        await editor.acp(p.ACP_SET_MODE, {"sessionId": sid, "modeId": mode})
-    return sid
 
 
 async def finish(editor: TestEditor, model: ModelServer) -> None:
@@ -147,10 +124,10 @@ async def test_edit_of_an_open_buffer_keeps_the_users_unsaved_lines(
     # the user types again while the agent asks to edit (after the agent read the buffer)
     merged = NOTE + LATER + HOWDY
     editor.permission_policy = type_then_allow(editor, greet, NOTE + LATER + GREET)
-    sid = await session(editor, ASKING_MODE[agent])
+    sid = await open_session(editor, ASKING_MODE[agent])
     result = await editor.prompt(sid, "Change the greeting to Howdy.", timeout=TURN)
     assert result["stopReason"] == "end_turn"
-    assert answer(editor, sid)[-1] == "I updated the greeting."
+    assert texts(editor, sid)[-1] == "I updated the greeting."
     read, edit = tool_calls(editor, sid)
     assert (read["kind"], read["status"]) == ("read", "completed")
     assert (edit["kind"], edit["status"]) == ("edit", "completed")
@@ -190,7 +167,7 @@ async def test_new_file_is_created_through_the_editor(
         [[Tool("write", {"path": str(notes), "content": "remember the milk\n"}), Say("Wrote.")]],
     )
     editor = await start_agent(tmp_path, ws, agent, model)
-    sid = await session(editor)  # each agent's own default mode
+    sid = await open_session(editor)  # each agent's own default mode
     result = await editor.prompt(sid, "Write notes.txt.", timeout=TURN)
     assert result["stopReason"] == "end_turn"
     [write] = tool_calls(editor, sid)
@@ -229,7 +206,7 @@ async def test_shell_command_runs_in_the_agent_not_in_an_editor_terminal(
     )
     editor = await start_agent(tmp_path, ws, agent, model)
     editor.open(greet)  # open and clean
-    sid = await session(editor)
+    sid = await open_session(editor)
     result = await editor.prompt(sid, "Use sed to change the greeting.", timeout=TURN)
     assert result["stopReason"] == "end_turn"
     _, shell = tool_calls(editor, sid)
@@ -309,11 +286,11 @@ async def test_permission_prompts_in_each_mode(
     for mode in MODES[agent]:
         (ws / f"{mode}.txt").write_text("old\n", encoding="utf-8")
         model.script = mode_script(ws, mode)
-        sid = await session(editor, mode)
+        sid = await open_session(editor, mode)
         result = await editor.prompt(sid, "Edit the file, then touch one.", timeout=TURN)
         assert result["stopReason"] == "end_turn"
         shell_offered = "run_shell_command" in json.dumps(model.turn_requests()[-1].body["tools"])
-        done = answer(editor, sid)[-1] == f"Done in {mode}."
+        done = texts(editor, sid)[-1] == f"Done in {mode}."
         assert done == shell_offered  # else the scripted model says it had no shell tool
         asked = [r["toolCall"]["kind"] for r in editor.permission_requests if r["sessionId"] == sid]
         edited = disk(ws / f"{mode}.txt") == "new\n"
@@ -326,7 +303,7 @@ async def test_gemini_untrusted_workspace_refuses_privileged_modes(
     tmp_path: Path, ws: Path, model: ModelServer
 ) -> None:
     editor = await start_agent(tmp_path, ws, "gemini", model)
-    sid = await session(editor)
+    sid = await open_session(editor)
     for mode in ("autoEdit", "yolo"):
         with pytest.raises(JsonRpcException) as info:
             await editor.acp(p.ACP_SET_MODE, {"sessionId": sid, "modeId": mode})
@@ -347,7 +324,7 @@ async def cancel_mid_stream(editor: TestEditor, model: ModelServer, sid: str) ->
     turn = asyncio.ensure_future(editor.prompt(sid, "Tell me a story.", timeout=TURN))
     assert await asyncio.to_thread(model.wait_stalled, TURN), "the answer never started"
     # the first pieces reach the editor before the stall
-    await editor.wait_for(lambda: "one two" in "".join(answer(editor, sid)), timeout=TURN)
+    await editor.wait_for(lambda: "one two" in "".join(texts(editor, sid)), timeout=TURN)
     assert (await editor.acp(p.ACP_CANCEL, {"sessionId": sid})) == {}
     result = await turn
     model.release()
@@ -363,11 +340,11 @@ async def test_several_turns_then_a_cancel_mid_stream(
     options = {"agents": {agent: tapped(agent, model, tmp_path / "home", log)}}
     model.script = Script("turns-stall", [*several_turns(str(ws), turns=2).turns, *stall().turns])
     editor = await start_agent(tmp_path, ws, agent, model, options=options)
-    sid = await session(editor)
+    sid = await open_session(editor)
     for n in range(2):
         result = await editor.prompt(sid, f"Turn {n + 1}, please.", timeout=TURN)
         assert result["stopReason"] == "end_turn"
-    assert [t for t in answer(editor, sid) if t.startswith("Turn")] == [
+    assert [t for t in texts(editor, sid) if t.startswith("Turn")] == [
         "Turn 1: I read it.",
         "Turn 2: done.",
     ]
@@ -410,7 +387,7 @@ async def test_rejected_prompt_and_rejected_review_leave_the_users_text(
     editor = await start_agent(tmp_path, ws, agent, model)
     editor.open(greet)
     editor.type_text(greet, NOTE + GREET)
-    sid = await session(editor, ASKING_MODE[agent])
+    sid = await open_session(editor, ASKING_MODE[agent])
     # turn 1: the user rejects the edit at the prompt
     editor.permission_policy = pick("reject_once")
     result = await editor.prompt(sid, "Change the greeting.", timeout=TURN)

@@ -14,7 +14,6 @@ every question Emacs asked (answered as a person would) and what each buffer and
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +37,6 @@ REREAD = "File app.py changed on disk.  Reread from disk? "
 SAVE_ANYWAY = "app.py has changed since visited or saved.  Save anyway? "
 ELISP = ROOT / "editors" / "emacs"
 YES_TO_ALL = "\\`\\'"  # HARNESS_NO matching only "": yes to every question
-
-
-@pytest.fixture
-def model() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
 
 
 def claude_turn(

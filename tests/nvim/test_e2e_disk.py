@@ -12,7 +12,6 @@ while the buffer follows.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -364,12 +363,6 @@ def test_conflicting_unsaved_edit_is_kept_and_the_user_is_told(
 # -- a real agent: claude-agent-acp against the scripted model -----------------------------------
 
 CLAUDE_TURN_MS = 180_000  # a whole turn on a shared 2-core machine: generous, never asserted on
-
-
-@pytest.fixture
-def model() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
 
 
 def start_claude(editor: Editor, workspace: Path, tmp_path: Path, model: ModelServer) -> None:

@@ -34,6 +34,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig
 
+from acp_lsp import protocol as p
 from acp_lsp.presets import PRODUCTION_AGENTS
 from tests.model_server import ModelServer
 from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities
@@ -297,3 +298,31 @@ async def start_agent(
         )
     )
     return editor
+
+
+# -- what the editor shows -----------------------------------------------------------------------
+
+
+def texts(editor: TestEditor, sid: str, role: str = "agent") -> list[str]:
+    """The text of each message of ``role`` ("agent", "thought"), as the editor shows it."""
+    return [
+        "".join(b.get("text", "") for b in m["content"] if b.get("type") == "text")
+        for m in editor.sessions[sid].messages
+        if m["role"] == role
+    ]
+
+
+def tool_calls(editor: TestEditor, sid: str) -> list[JsonObject]:
+    return list(editor.sessions[sid].tool_calls.values())
+
+
+def diffs(call: JsonObject) -> list[JsonObject]:
+    return [c for c in call.get("content") or [] if c.get("type") == "diff"]
+
+
+async def open_session(editor: TestEditor, mode: str | None = None) -> str:
+    """A new session of the default agent, in ``mode`` when given."""
+    sid = str((await editor.new_session())["sessionId"])
+    if mode is not None:
+        await editor.acp(p.ACP_SET_MODE, {"sessionId": sid, "modeId": mode})
+    return sid
