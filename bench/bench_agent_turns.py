@@ -670,7 +670,7 @@ def run(r: Any, section: Any, median: Callable[[list[float]], float], fmt: Any) 
     logging.getLogger("asyncio").setLevel(logging.ERROR)
     converter = default_converter()  # type: ignore[no-untyped-call]
     caps = converter.unstructure(capabilities("visual_studio_code"))
-    base = Path(tempfile.mkdtemp(prefix="bench-agent-turns-"))
+    base = Path(tempfile.mkdtemp(prefix="bench-agent-turns-"))  # workspaces, HOMEs, specs
     with ModelServer() as model:
         stamps = _Stamps(model.state)
         for agent in agents:
@@ -686,6 +686,7 @@ def run(r: Any, section: Any, median: Callable[[list[float]], float], fmt: Any) 
                         runs[path].append(x)
                 sec.data["runs"][f"{agent}/{scenario.key}"] = runs
                 _rows(sec, agent, scenario, runs, median, fmt)
+    shutil.rmtree(base, ignore_errors=True)  # the logs stay in the run's log dir
     sec.notes.append(
         f"Medians of {rounds} alternating rounds (direct, bridge, bridge with trackDisk off; "
         "who goes first rotating); min–max in brackets. Each round starts a fresh agent (and "
