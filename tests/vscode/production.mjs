@@ -127,9 +127,10 @@ async function main() {
   }, "the files-changed summary", 10_000).catch(() => "no summary");
   check("the chat sums the turn up: 1 file changed, greet.py modified, Keep / Reject", /1 file changed/.test(summary) && /modified/.test(summary) && /Keep/.test(summary) && /Reject/.test(summary), summary);
   const shown = await poll(async () => {
+    // the sync reverts the document, then puts the user's text back: the end state counts
     const text = await editorText(page);
-    return text.includes("Howdy") ? text : null;
-  }, "the change in the editor", 10_000).catch(async () => editorText(page));
+    return text.includes("Howdy") && text.includes(NOTE) && (await dirty(page)) ? text : null;
+  }, "the change in the editor", 15_000).catch(async () => editorText(page));
   check("the open editor shows the agent's change with the unsaved line kept", shown.includes('f"Howdy, {name}!"') && shown.includes(NOTE), shown);
   check("the unsaved line is still unsaved; the disk has the agent's change only", (await dirty(page)) && disk().includes("Howdy") && !disk().includes(NOTE), disk());
   await shot(page, `files-changed-${agent}.png`);
@@ -149,8 +150,8 @@ async function main() {
   await turn(chat, "Greet everyone");
   const afterSed = await poll(async () => {
     const text = await editorText(page);
-    return text.includes("everyone") ? text : null;
-  }, "the sed change in the editor", 10_000).catch(async () => editorText(page));
+    return text.includes("everyone") && text.includes(NOTE2) && (await dirty(page)) ? text : null;
+  }, "the sed change in the editor", 15_000).catch(async () => editorText(page));
   check("a shell command's change reaches the editor with the unsaved line kept", afterSed.includes("everyone") && afterSed.includes(NOTE2), afterSed);
   const summary2 = await poll(async () => {
     const text = await chat.locator(".turn-review").innerText();

@@ -24,8 +24,9 @@ const REVERT_COMMAND = "workbench.action.files.revert";
 const COMPARE_COMMAND = "workbench.files.action.compareWithSaved";
 /** How long a notification may wait for the server's edit to reach the document. */
 const VERSION_WAIT_MS = 2000;
-/** How long the reverted text may take to reach the extension host. */
-const REVERT_WAIT_MS = 2000;
+/** How long the reverted text may take to reach the extension host (a loaded machine took
+ * over 2 s, and the user's unsaved text was then not put back). */
+const REVERT_WAIT_MS = 10_000;
 /** How long a tab shown again may take to be in front. */
 const REVEAL_WAIT_MS = 1000;
 /** How long the server's conflict warning waits for its acp/documentsSynced before it is shown
@@ -191,6 +192,8 @@ export class DocumentSync implements vscode.Disposable {
     let outcome: SyncOutcome = "failed";
     if (!reverted) {
       this.log.warn(`acp/documentsSynced: VS Code did not revert ${uri}; saving it may ask about the newer file`);
+      // The revert may still have landed: whatever it did, the user's text stays.
+      await this.replaceAll(document, text);
     } else {
       outcome = (await this.putBack(document, text)) ? (document.isDirty ? "merged" : "clean") : "failed";
     }
@@ -223,6 +226,16 @@ export class DocumentSync implements vscode.Disposable {
       return false;
     }
     return true;
+  }
+
+  /** Make the document read `text` whatever the extension host has seen of it: one edit of
+   * the whole document (a range past its end is clamped to it). */
+  private async replaceAll(document: vscode.TextDocument, text: string): Promise<void> {
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(document.uri, new vscode.Range(0, 0, 1_000_000_000, 0), text);
+    if (!(await vscode.workspace.applyEdit(edit))) {
+      this.log.error(`acp/documentsSynced: could not put the unsaved text of ${document.uri.toString()} back`);
+    }
   }
 
   private tabIn(column: vscode.ViewColumn, uri: vscode.Uri): vscode.Tab | undefined {
