@@ -29,14 +29,13 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from tests.model_server.script import (
-    TOOL_NAMES,
     JsonObject,
-    NoSuchTool,
     Recorded,
     Say,
     ServerState,
     Step,
     Tool,
+    playable,
     render_tool,
     sample_json,
 )
@@ -127,22 +126,6 @@ def side_step(body: JsonObject) -> Say:
     if config.get("responseMimeType") == "application/json":
         return Say("{}")
     return Say("Scripted session")
-
-
-def playable(step: Step, tools: dict[str, Any]) -> Step:
-    """``step``, or an answer saying so when the request offers no tool for it (a mode that
-    takes tools away, e.g. plan): the turn ends there, as it would with a real model."""
-    if not isinstance(step, Tool):
-        return step
-    own = TOOL_NAMES[step.action]
-    # no apply_patch through the shell here: that is Codex's way, not this agent's
-    if step.action in ("edit", "write") and not any(n in tools for n in own):
-        return Say(f"(scripted model: no tool to {step.action} among {sorted(tools)})")
-    try:
-        render_tool(step, tools)
-    except NoSuchTool as exc:
-        return Say(f"(scripted model: {exc})")
-    return step
 
 
 def _usage() -> JsonObject:

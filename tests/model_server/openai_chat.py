@@ -28,15 +28,14 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from tests.model_server.script import (
-    TOOL_NAMES,
     JsonObject,
-    NoSuchTool,
     Recorded,
     Say,
     ServerState,
     Step,
     Tool,
     ToolCall,
+    playable,
     render_tool,
     sample_json,
 )
@@ -130,22 +129,6 @@ def _call(step: Tool | ToolCall, tools: dict[str, Any]) -> JsonObject:
         "type": "function",
         "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
     }
-
-
-def playable(step: Step, tools: dict[str, Any]) -> Step:
-    """``step``, or an answer saying so when the request offers no tool for it (a mode that
-    takes tools away, e.g. plan): the turn ends there, as it would with a real model."""
-    if not isinstance(step, Tool):
-        return step
-    own = TOOL_NAMES[step.action]
-    # no apply_patch through the shell here: that is Codex's way, not this agent's
-    if step.action in ("edit", "write") and not any(n in tools for n in own):
-        return Say(f"(scripted model: no tool to {step.action} among {sorted(tools)})")
-    try:
-        render_tool(step, tools)
-    except NoSuchTool as exc:
-        return Say(f"(scripted model: {exc})")
-    return step
 
 
 def _usage() -> JsonObject:

@@ -281,6 +281,23 @@ def render_tool(tool: Tool, tools: dict[str, Any]) -> ToolCall:
     return _shell(tools, a["command"])
 
 
+def playable(step: Step, tools: dict[str, Any]) -> Step:
+    """``step``, or an answer saying so when the request offers no tool for it (a mode that
+    takes tools away, e.g. plan): the turn ends there, as it would with a real model. For the
+    agents whose tools name edits and writes (Qwen Code, Gemini CLI)."""
+    if not isinstance(step, Tool):
+        return step
+    own = TOOL_NAMES[step.action]
+    # no apply_patch through the shell here: that is Codex's way, not this agent's
+    if step.action in ("edit", "write") and not any(n in tools for n in own):
+        return Say(f"(scripted model: no tool to {step.action} among {sorted(tools)})")
+    try:
+        render_tool(step, tools)
+    except NoSuchTool as exc:
+        return Say(f"(scripted model: {exc})")
+    return step
+
+
 def sample_json(schema: Any, text: str = "Scripted session") -> Any:
     """A small value that fits a JSON schema (for side requests that ask for JSON)."""
     if not isinstance(schema, dict):
