@@ -35,6 +35,7 @@ from tests.model_server.script import (
     ServerState,
     Step,
     Tool,
+    conversation_position,
     playable,
     render_tool,
     sample_json,
@@ -65,14 +66,11 @@ def _is_prompt(content: JsonObject) -> bool:
 def position(contents: list[JsonObject]) -> tuple[int, int]:
     """(user turn, step): prompts are user contents with text that is not Gemini CLI's
     context; the step is the number of function responses since the last prompt."""
-    turn, step = -1, 0
-    for content in contents:
-        responses = sum(1 for p in content.get("parts") or [] if "functionResponse" in p)
-        if responses:
-            step += responses
-        elif _is_prompt(content):
-            turn, step = turn + 1, 0
-    return max(turn, 0), step
+    return conversation_position(
+        contents,
+        lambda c: sum(1 for p in c.get("parts") or [] if "functionResponse" in p),
+        _is_prompt,
+    )
 
 
 def tool_schemas(body: JsonObject) -> dict[str, Any]:

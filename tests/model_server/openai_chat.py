@@ -35,6 +35,7 @@ from tests.model_server.script import (
     Step,
     Tool,
     ToolCall,
+    conversation_position,
     playable,
     render_tool,
     sample_json,
@@ -67,13 +68,7 @@ def _is_prompt(message: JsonObject) -> bool:
 def position(messages: list[JsonObject]) -> tuple[int, int]:
     """(user turn, step): prompts are user messages with text that is not Qwen's context;
     the step is the number of tool results since the last prompt."""
-    turn, step = -1, 0
-    for message in messages:
-        if message.get("role") == "tool":
-            step += 1
-        elif _is_prompt(message):
-            turn, step = turn + 1, 0
-    return max(turn, 0), step
+    return conversation_position(messages, lambda m: int(m.get("role") == "tool"), _is_prompt)
 
 
 def tool_schemas(body: JsonObject) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from tests.model_server.script import (
     ServerState,
     Step,
     Tool,
+    conversation_position,
     edit_patch,
     render_tool,
     sample_json,
@@ -58,13 +59,7 @@ def _is_prompt(item: JsonObject) -> bool:
 def position(items: list[JsonObject]) -> tuple[int, int]:
     """(user turn, step): prompts are user messages the user typed (not Codex's context);
     the step is the number of tool results since the last prompt."""
-    turn, step = -1, 0
-    for item in items:
-        if item.get("type") in RESULT_TYPES:
-            step += 1
-        elif _is_prompt(item):
-            turn, step = turn + 1, 0
-    return max(turn, 0), step
+    return conversation_position(items, lambda i: int(i.get("type") in RESULT_TYPES), _is_prompt)
 
 
 def tool_schemas(body: JsonObject) -> dict[str, Any]:

@@ -298,6 +298,23 @@ def playable(step: Step, tools: dict[str, Any]) -> Step:
     return step
 
 
+def conversation_position(
+    entries: list[JsonObject],
+    results: Callable[[JsonObject], int],
+    is_prompt: Callable[[JsonObject], bool],
+) -> tuple[int, int]:
+    """(user turn, step) of a request: the turn counts the prompts (``is_prompt``), the step
+    the tool results (``results`` of each entry) since the last prompt."""
+    turn, step = -1, 0
+    for entry in entries:
+        found = results(entry)
+        if found:
+            step += found
+        elif is_prompt(entry):
+            turn, step = turn + 1, 0
+    return max(turn, 0), step
+
+
 def sample_json(schema: Any, text: str = "Scripted session") -> Any:
     """A small value that fits a JSON schema (for side requests that ask for JSON)."""
     if not isinstance(schema, dict):
