@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.model_server.faults import serve
 from tests.model_server.script import (
     JsonObject,
     Recorded,
@@ -236,10 +237,13 @@ def routes(state: ServerState) -> list[Route]:
         if stop_sequence is not None:
             stop = "stop_sequence"
         if body.get("stream"):
-            return StreamingResponse(
-                stream(state, step, blocks, stop, model, stop_sequence),
-                media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache"},
+            events = stream(state, step, blocks, stop, model, stop_sequence)
+            return serve(
+                state,
+                entry,
+                StreamingResponse(
+                    events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+                ),
             )
         if isinstance(step, Say):
             async for _ in state.pieces(step):  # a stall holds a non-streamed answer too
@@ -247,7 +251,7 @@ def routes(state: ServerState) -> list[Route]:
         message = {**_message_shell(model), "content": blocks, "stop_reason": stop}
         message["stop_sequence"] = stop_sequence
         message["usage"] = _usage(10)
-        return JSONResponse(message)
+        return serve(state, entry, JSONResponse(message))
 
     async def count_tokens(request: Request) -> Response:
         body = await request.json()

@@ -29,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
 
+from tests.model_server.faults import Fault
 from tests.model_server.script import Recorded, Script, ServerState
 
 API_MODULES = ("anthropic", "openai_responses", "openai_chat", "gemini")
@@ -114,6 +115,17 @@ class ModelServer:
 
     def unknown_requests(self) -> list[Recorded]:
         return [r for r in self.state.requests if r.kind == "unknown"]
+
+    def inject(self, *faults: Fault) -> None:
+        """Play ``faults`` (tests/model_server/faults.py) on the next turn requests, in
+        order, ``times`` each; side requests are never faulted."""
+        self.state.inject(*faults)
+
+    @property
+    def faulted(self) -> list[tuple[Fault, Recorded]]:
+        """(fault, request) of every request served with a fault, in order."""
+        with self.state.lock:
+            return list(self.state.faulted)
 
     def release(self) -> None:
         """Let a stalled stream (``Say(stall_after=…)``) go on."""

@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.model_server.faults import serve
 from tests.model_server.script import (
     JsonObject,
     Recorded,
@@ -190,19 +191,22 @@ def routes(state: ServerState) -> list[Route]:
         if is_turn(body):
             turn, index = position(body.get("contents") or [])
             step = state.script.step(turn, index)
-            state.record(Recorded(API, "POST", path, query, body, step=step))
+            entry = state.record(Recorded(API, "POST", path, query, body, step=step))
         else:
             step = side_step(body)
-            state.record(Recorded(API, "POST", path, query, body, kind="side"))
+            entry = state.record(Recorded(API, "POST", path, query, body, kind="side"))
         tools = tool_schemas(body)
         step = playable(step, tools)
         if method == "streamGenerateContent":
-            return StreamingResponse(
-                stream(state, step, tools, model),
-                media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache"},
+            events = stream(state, step, tools, model)
+            return serve(
+                state,
+                entry,
+                StreamingResponse(
+                    events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+                ),
             )
-        return JSONResponse(await complete(state, step, tools, model))
+        return serve(state, entry, JSONResponse(await complete(state, step, tools, model)))
 
     async def _unknown(request: Request) -> Response:
         body = await request.body()

@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.model_server.faults import serve
 from tests.model_server.script import (
     JsonObject,
     Recorded,
@@ -205,11 +206,14 @@ def routes(state: ServerState) -> list[Route]:
         if not isinstance(step, ToolCall):
             step = playable(step, tools)
         if body.get("stream"):
-            return StreamingResponse(
-                stream(state, step, tools, model),
-                media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache"},
+            events = stream(state, step, tools, model)
+            return serve(
+                state,
+                entry,
+                StreamingResponse(
+                    events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+                ),
             )
-        return JSONResponse(await completion(state, step, tools, model))
+        return serve(state, entry, JSONResponse(await completion(state, step, tools, model)))
 
     return [Route("/v1/chat/completions", chat_completions, methods=["POST"])]

@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.model_server.faults import serve
 from tests.model_server.script import (
     JsonObject,
     Recorded,
@@ -223,14 +224,17 @@ def routes(state: ServerState) -> list[Route]:
         state.record(entry)
         items = items_of(step, tool_schemas(body))
         if body.get("stream"):
-            return StreamingResponse(
-                stream(state, step, items, model),
-                media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache"},
+            events = stream(state, step, items, model)
+            return serve(
+                state,
+                entry,
+                StreamingResponse(
+                    events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+                ),
             )
         if isinstance(step, Say):
             async for _ in state.pieces(step):
                 pass
-        return JSONResponse(_response(model, "completed", items))
+        return serve(state, entry, JSONResponse(_response(model, "completed", items)))
 
     return [Route("/v1/responses", responses, methods=["POST"])]

@@ -26,7 +26,10 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tests.model_server.faults import Fault
 
 JsonObject = dict[str, Any]
 ACTIONS = ("read", "edit", "write", "delete", "shell")
@@ -115,7 +118,8 @@ class Recorded:
 
 @dataclass
 class ServerState:
-    """The script being played, the requests received, and the stall gate."""
+    """The script being played, the requests received, the stall gate, and the faults to
+    play (``faults``: pending [fault, turn requests left]; ``faulted``: those served)."""
 
     script: Script = field(default_factory=lambda: Script("empty", []))
     requests: list[Recorded] = field(default_factory=list)
@@ -123,6 +127,27 @@ class ServerState:
     released: threading.Event = field(default_factory=threading.Event)
     closing: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    faults: list[list[Any]] = field(default_factory=list)
+    faulted: list[tuple[Fault, Recorded]] = field(default_factory=list)
+
+    def inject(self, *faults: Fault) -> None:
+        """Queue faults for the next turn requests, in order, ``times`` each."""
+        with self.lock:
+            self.faults += [[f, f.times] for f in faults if f.times > 0]
+
+    def take_fault(self, entry: Recorded) -> Fault | None:
+        """The fault ``entry`` gets, if any (side requests never get one)."""
+        if entry.kind != "turn":
+            return None
+        with self.lock:
+            if not self.faults:
+                return None
+            pending = self.faults[0]
+            pending[1] -= 1
+            if pending[1] <= 0:
+                self.faults.pop(0)
+            self.faulted.append((pending[0], entry))
+            return pending[0]  # type: ignore[no-any-return]
 
     def record(self, entry: Recorded) -> Recorded:
         with self.lock:
@@ -136,6 +161,8 @@ class ServerState:
     def reset(self, script: Script | None = None) -> None:
         with self.lock:
             self.requests.clear()
+            self.faults.clear()
+            self.faulted.clear()
         self.stalled.clear()
         self.released.clear()
         if script is not None:
@@ -416,6 +443,20 @@ def stall(
 
 def answer(root: str = "", text: str = "Hello from the scripted model.") -> Script:
     return Script("answer", [[Say(text, chunks=2)]])
+
+
+HUGE_END = "End of the huge answer."
+
+
+def huge_answer(size: int = 10 * 1024 * 1024, turns: int = 2) -> Script:
+    """Turn 1 answers ``size`` characters of numbered lines (in 64 KiB pieces) ending with
+    :data:`HUGE_END`; later turns answer a line."""
+    line = "Line {:08d}: the quick brown fox jumps over the lazy dog, again and again.\n"
+    width = len(line.format(0))
+    body = "".join(line.format(i) for i in range(max(0, size - len(HUGE_END)) // width))
+    text = body + HUGE_END
+    rest: list[list[Step]] = [[Say(f"Turn {i + 1}: done.")] for i in range(1, turns)]
+    return Script("huge", [[Say(text, chunks=max(1, len(text) // 65536))], *rest])
 
 
 SCRIPTS: dict[str, Callable[[str], Script]] = {
