@@ -69,6 +69,16 @@ class AgentConfig(_Model):
     """Seconds the agent may take to start and answer ``initialize``. Default: 120 s for a
     package runner (``npx``, ``uvx``, …: a first run downloads the agent), else
     ``requestTimeout``."""
+    sandbox: Literal["none", "workspace"] = "none"
+    """ACP: ``"workspace"`` runs the agent under bubblewrap, able to write only the workspace
+    folders, the session cwd and additional directories, its own data directories and a
+    private temp directory (everything else read-only; network allowed). It fails to start,
+    never runs unsandboxed, where bubblewrap cannot run."""
+    sandbox_writable: list[str] = Field(default_factory=list)
+    """With ``sandbox``: more paths the agent may write (absolute, or ``~/...`` under its
+    HOME), e.g. the data directory of an agent acp-lsp does not know."""
+    bwrap: str = "bwrap"
+    """With ``sandbox``: the bubblewrap program (a name found on the agent's PATH, or a path)."""
 
     @property
     def downloads(self) -> bool:
@@ -90,6 +100,11 @@ class AgentConfig(_Model):
             )
         if self.command is not None and self.url is not None:
             raise ValueError("has both 'command' and 'url': pick ACP or AAP")
+        if self.sandbox != "none" and self.url is not None:
+            raise ValueError("sandbox: only an ACP agent (a local process) can be sandboxed")
+        for path in self.sandbox_writable:
+            if not (os.path.isabs(path) or path.startswith("~/")):
+                raise ValueError(f"sandboxWritable: {path!r} must be absolute or start with '~/'")
         return self
 
     @property

@@ -120,6 +120,7 @@ class AcpLanguageServer(LanguageServer):
             secrets=self.secrets,
             id_taken=self.hub.id_taken,
             on_send=self.agent_send_hook,
+            workspace_folders=lambda: self.hub.workspace_folders,
         )
 
     def apply_settings(self, settings: Settings) -> None:

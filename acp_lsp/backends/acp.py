@@ -8,7 +8,7 @@ through the editor port. A dead agent fails its live sessions; ``restart`` start
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from acp_lsp import protocol as p
@@ -41,8 +41,17 @@ class AcpBackend(AcpAgent):
         secrets: SecretStore,
         id_taken: Callable[..., bool] = lambda _sid, ever=False: False,
         on_send: Callable[[JsonObject], None] | None = None,
+        workspace_folders: Callable[[], Sequence[str]] = tuple,
     ) -> None:
-        super().__init__(name, config, editor, environ=environ, secrets=secrets, on_send=on_send)
+        super().__init__(
+            name,
+            config,
+            editor,
+            environ=environ,
+            secrets=secrets,
+            on_send=on_send,
+            workspace_folders=workspace_folders,
+        )
         self._id_taken = id_taken
         # agent session id -> Session (the editor-facing id may differ on a collision)
         self._sessions: dict[str, Session] = {}
@@ -119,6 +128,7 @@ class AcpBackend(AcpAgent):
             params["additionalDirectories"] = dirs
 
     async def new_session(self, cwd: str, additional_directories: list[str]) -> Session:
+        await self._admit(cwd, additional_directories, busy=bool(self._sessions))
         await self._process()  # the agent's capabilities decide which MCP servers go along
         params: JsonObject = {"cwd": cwd, "mcpServers": self._mcp_servers()}
         self._dirs_param(params, additional_directories)
@@ -140,6 +150,10 @@ class AcpBackend(AcpAgent):
             session.set_config_options(options)
 
     async def load_session(self, session_id: str, cwd: str) -> Session:
+        dirs_known = self._failed.get(session_id)
+        await self._admit(
+            cwd, dirs_known[1].additional_directories if dirs_known else [], bool(self._sessions)
+        )
         await self._process()
         known = self._failed.pop(session_id, None)
         agent_sid = known[0] if known else self._agent_ids.get(session_id, session_id)

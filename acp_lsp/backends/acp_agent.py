@@ -5,12 +5,13 @@ and out, stop it. Sessions on top of it live in acp_lsp.backends.acp.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from acp_lsp import protocol as p
 from acp_lsp.backends import acp_auth, acp_caps, acp_start
 from acp_lsp.backends.acp_start import StartFailed
+from acp_lsp.backends.agent_sandbox import AgentSandbox
 from acp_lsp.backends.base import AgentInfo, Backend, BackendError, EditorPort
 from acp_lsp.backends.wire import AgentGone, AgentProcess, RpcError
 from acp_lsp.config import AgentConfig, agent_environment
@@ -33,8 +34,14 @@ class AcpAgent(Backend):
         environ: Mapping[str, str],
         secrets: SecretStore,
         on_send: Callable[[JsonObject], None] | None = None,
+        workspace_folders: Callable[[], Sequence[str]] = tuple,
     ) -> None:
         super().__init__(name, editor)
+        self._sandbox = (
+            AgentSandbox(name, config, workspace_folders, environ)
+            if config.sandbox == "workspace"
+            else None
+        )
         self.config = config
         self._environ = environ
         self._secrets = secrets
@@ -124,6 +131,7 @@ class AcpAgent(Backend):
                 self.config,
                 env,
                 self._secrets,
+                self._sandbox,
                 on_notification=self._on_notification,
                 on_request=self._on_request,
                 on_stderr=self._on_stderr,
@@ -140,6 +148,13 @@ class AcpAgent(Backend):
             raise exc.error from None
         self.last_error = None
         return proc
+
+    async def _admit(self, cwd: str, dirs: Sequence[str], busy: bool) -> None:
+        """A sandboxed process writes only the roots it started with: one lacking this
+        session's is restarted first when idle (``busy`` refuses the session instead)."""
+        if self._sandbox is not None and self._sandbox.admit([cwd, *dirs], self.running, busy):
+            self.editor.log("info", f"[{self.name}] restarting: sandbox roots now include {cwd}")
+            await self.stop()
 
     async def call(self, method: str, params: JsonObject, *, timeout: float | None = -1.0) -> Any:
         """A request to the agent, with agent errors mapped to acp/* errors."""

@@ -9,6 +9,7 @@ from typing import Any
 
 from acp_lsp import __version__
 from acp_lsp import protocol as p
+from acp_lsp.backends.agent_sandbox import AgentSandbox, SandboxUnavailable
 from acp_lsp.backends.base import BackendError
 from acp_lsp.backends.wire import AgentGone, AgentProcess, RpcError
 from acp_lsp.config import AgentConfig
@@ -39,9 +40,15 @@ class StartFailed(Exception):
 
 
 async def spawn(
-    name: str, config: AgentConfig, env: dict[str, str], secrets: SecretStore, **hooks: Any
+    name: str,
+    config: AgentConfig,
+    env: dict[str, str],
+    secrets: SecretStore,
+    sandbox: AgentSandbox | None = None,
+    **hooks: Any,
 ) -> AgentProcess:
-    """The agent's process, with ``hooks`` (on_notification, on_request, …) wired to it."""
+    """The agent's process, with ``hooks`` (on_notification, on_request, …) wired to it;
+    under bubblewrap when ``sandbox`` is given (never without it if that cannot run)."""
     command = config.command or ""
     if shutil.which(command, path=env.get("PATH")) is None and "/" not in command:
         raise StartFailed(
@@ -52,10 +59,21 @@ async def spawn(
                 {"agent": name, "stderr": ""},
             ),
         )
+    argv = [command, *config.args]
+    if sandbox is not None:
+        try:
+            argv = await sandbox.wrap(command, config.args, env)
+        except SandboxUnavailable as exc:
+            raise StartFailed(
+                f"sandbox: {exc}",
+                BackendError(
+                    p.AGENT_UNAVAILABLE,
+                    f'agent {name!r} failed to start: sandbox = "workspace": {exc}',
+                    {"agent": name, "stderr": ""},
+                ),
+            ) from None
     try:
-        return await AgentProcess.start(
-            command, list(config.args), env=env, cwd=None, name=name, **hooks
-        )
+        return await AgentProcess.start(argv[0], argv[1:], env=env, cwd=None, name=name, **hooks)
     except AgentGone as exc:
         raise StartFailed(
             str(exc),
