@@ -760,6 +760,12 @@ def bench_agent_turns(r: Runner) -> Section:
     return bench_agent_turns.run(r, Section, median, fmt)  # type: ignore[no-any-return]
 
 
+def bench_soak(r: Runner) -> Section:
+    import bench_soak
+
+    return bench_soak.run(r, Section, median, fmt)  # type: ignore[no-any-return]
+
+
 BENCHMARKS: dict[str, Callable[[Runner], Section]] = {
     "streaming": bench_streaming,
     "latency": bench_latency,
@@ -771,6 +777,7 @@ BENCHMARKS: dict[str, Callable[[Runner], Section]] = {
     "memory": bench_memory,
     "history": bench_history,
     "agent_turns": bench_agent_turns,
+    "soak": bench_soak,
 }
 
 
