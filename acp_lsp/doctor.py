@@ -115,6 +115,28 @@ def check_data_dir() -> Row:
     return Row("data dir", OK, f"{root}: writable; {history}")
 
 
+def check_sandbox(sources: list[JsonObject]) -> list[Row]:
+    """Whether bubblewrap can sandbox agents here (``sandbox = "workspace"``), or why not:
+    a failure only for the agents that ask for it."""
+    from acp_lsp.backends.agent_sandbox import SandboxUnavailable, describe
+
+    settings, _ = load_settings(sources)
+    users = {name: a.bwrap for name, a in settings.agents.items() if a.sandbox == "workspace"}
+    rows: list[Row] = []
+    for program in sorted(set(users.values()) or {"bwrap"}):
+        names = sorted(n for n, prog in users.items() if prog == program)
+        used = f"; used by {', '.join(names)}" if names else ""
+        try:
+            rows.append(Row("sandbox", OK, describe(program) + used))
+        except SandboxUnavailable as exc:
+            if names:
+                rows.append(Row("sandbox", FAIL, f"{exc}; {', '.join(names)} cannot start"))
+            else:
+                unused = 'no agent sets sandbox = "workspace"'
+                rows.append(Row("sandbox", OK, f"not available: {exc} ({unused})"))
+    return rows
+
+
 async def check_agents(
     workspace: Path,
     names: list[str] | None,
@@ -211,6 +233,7 @@ def run_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
     editor_settings: str | None = getattr(args, "editor_settings", None)
     rows, sources, editor = check_config(workspace, editor_settings)
     rows.append(check_data_dir())
+    rows += check_sandbox(sources)
     if not args.no_agents:
         rows += asyncio.run(
             check_agents(workspace, args.agent or None, args.timeout, sources, editor)

@@ -29,8 +29,10 @@ from acp_lsp.history.paths import data_dir
 from acp_lsp.presets import PRODUCTION_AGENTS
 
 # What each known agent keeps under its HOME (created when missing, so a first run can write).
+# Not Claude's ~/.claude.json: it is replaced by a rename in HOME, which a bind mount of the
+# file cannot take, so it stays read-only (Claude runs without saving it).
 AGENT_DATA: dict[str, tuple[str, ...]] = {
-    "claude": (".claude", ".claude.json"),
+    "claude": (".claude",),
     "codex": (".codex",),
     "gemini": (".gemini",),
     "qwen": (".qwen",),
@@ -126,16 +128,17 @@ def known_agent(name: str, config: AgentConfig) -> str | None:
 
 
 def data_paths(
-    name: str, config: AgentConfig, env: Mapping[str, str]
+    name: str, config: AgentConfig, env: Mapping[str, str], server_home: str
 ) -> tuple[list[str], list[str]]:
     """The agent's own paths it may write: (directories to create when missing, paths used
-    only when present)."""
+    only when present). An agent given a HOME of its own (not the server's) may write all of
+    it; else only the known data directories under it."""
     home = env.get("HOME") or os.path.expanduser("~")
-    dirs: list[str] = []
+    own_home = os.path.realpath(home) != os.path.realpath(server_home)
+    dirs: list[str] = [home] if own_home else []
     present: list[str] = []
     agent = known_agent(name, config)
-    for rel in AGENT_DATA.get(agent or "", ()):
-        (present if rel.endswith(".json") else dirs).append(os.path.join(home, rel))
+    dirs += [os.path.join(home, rel) for rel in AGENT_DATA.get(agent or "", ())]
     for rel in RUNNER_DATA.get(os.path.basename(config.command or ""), ()):
         dirs.append(os.path.join(home, rel))
     dirs += [env[key] for key in DATA_ENV if os.path.isabs(env.get(key, ""))]
@@ -222,7 +225,8 @@ class AgentSandbox:
         return bwrap_argv(bwrap, [*self.started, *writable], tmp, [command, *args])
 
     def _prepare(self, env: Mapping[str, str]) -> tuple[list[str], str]:
-        dirs, present = data_paths(self.name, self.config, env)
+        server_home = self._environ.get("HOME") or os.path.expanduser("~")
+        dirs, present = data_paths(self.name, self.config, env, server_home)
         out: list[str] = []
         for path in dirs:
             try:
