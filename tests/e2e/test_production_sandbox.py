@@ -8,6 +8,7 @@ Write inside works. Where bubblewrap cannot run, the agent does not start, and s
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import sys
 from pathlib import Path
@@ -19,7 +20,13 @@ from pygls.exceptions import JsonRpcException
 from acp_lsp import protocol as p
 from tests.e2e.conftest import start_editor
 from tests.model_server import ModelServer, Say, Script, Tool
-from tests.support.production import agent_config, open_session, start_agent, tool_calls
+from tests.support.production import (
+    agent_config,
+    open_session,
+    processes_of,
+    start_agent,
+    tool_calls,
+)
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -79,6 +86,16 @@ async def test_claude_writes_only_inside_the_workspace(tmp_path: Path, model: Mo
         assert (ws / "notes.txt").read_text(encoding="utf-8") == "new notes\n"
     finally:
         await editor.shutdown_session()
+    await no_processes_left(tmp_path / "home")
+
+
+async def no_processes_left(home: Path) -> None:
+    """bubblewrap and the agent inside it end with the server (bounded wait)."""
+    for _ in range(100):
+        if not processes_of(home):
+            return
+        await asyncio.sleep(0.1)
+    assert processes_of(home) == []
 
 
 async def start_demo(tmp_path: Path, ws: Path, demo: dict[str, Any]) -> Any:
@@ -113,3 +130,41 @@ async def test_missing_bubblewrap_stops_the_start(
         assert demo_info["running"] is False and reason in demo_info["error"]
     finally:
         await editor.shutdown_session()
+
+
+def sandbox_binds(home: Path) -> list[str]:
+    """The paths the live bubblewrap of the agent whose HOME is ``home`` binds writable."""
+    found: list[str] = []
+    for cmdline in processes_of(home):
+        words = cmdline.split(" ")
+        if "--die-with-parent" in words:
+            found += [words[i + 1] for i, w in enumerate(words) if w == "--bind"]
+    return found
+
+
+@needs_bwrap
+async def test_a_folder_asked_for_later_restarts_an_idle_agent_and_is_refused_by_a_busy_one(
+    tmp_path: Path,
+) -> None:
+    ws, other, home = tmp_path / "ws", tmp_path / "other", tmp_path / "agent-home"
+    for d in (ws, other, home):
+        d.mkdir()
+    editor = await start_demo(tmp_path, ws, sandboxed({"env": {"HOME": str(home)}}))
+    try:
+        first = (await editor.new_session())["sessionId"]
+        assert str(ws) in sandbox_binds(home) and str(other) not in sandbox_binds(home)
+
+        with pytest.raises(JsonRpcException) as caught:
+            await editor.new_session(cwd=str(other))
+        assert caught.value.code == p.AGENT_UNAVAILABLE
+        assert f"{other} is outside" in caught.value.message
+        assert "acp/restartAgent" in caught.value.message
+        assert (await editor.prompt(first, "hello"))["stopReason"] == "end_turn"  # unharmed
+
+        await editor.acp(p.ACP_CLOSE_SESSION, {"sessionId": first})
+        second = (await editor.new_session(cwd=str(other)))["sessionId"]
+        assert {str(ws), str(other)} <= set(sandbox_binds(home))  # restarted with both
+        assert (await editor.prompt(second, "hello"))["stopReason"] == "end_turn"
+    finally:
+        await editor.shutdown_session()
+    await no_processes_left(home)
