@@ -64,6 +64,14 @@ async def test_claude_writes_only_inside_the_workspace(tmp_path: Path, model: Mo
                 Tool("write", {"path": str(ws / "notes.txt"), "content": "new notes\n"}),
                 Say("I wrote notes.txt."),
             ],
+            [
+                Tool("shell", {"command": f"echo x > {outside / 'shell.txt'}"}),
+                Say("I ran echo next door."),
+            ],
+            [
+                Tool("shell", {"command": f"echo x > {ws / 'shell.txt'}"}),
+                Say("I ran echo here."),
+            ],
         ],
     )
     config = sandboxed(agent_config("claude", model, tmp_path / "home"))
@@ -84,6 +92,17 @@ async def test_claude_writes_only_inside_the_workspace(tmp_path: Path, model: Mo
         notes = tool_calls(editor, sid)[-1]
         assert notes["status"] == "completed", notes
         assert (ws / "notes.txt").read_text(encoding="utf-8") == "new notes\n"
+
+        # the commands it runs are inside the sandbox too
+        for _ in range(2):
+            result = await editor.prompt(sid, "run echo", timeout=TURN)
+            assert result["stopReason"] == "end_turn"
+        outside_shell, inside_shell = tool_calls(editor, sid)[-2:]
+        assert outside_shell["status"] == "failed", outside_shell
+        assert "read-only file system" in call_text(outside_shell).lower(), outside_shell
+        assert inside_shell["status"] == "completed", inside_shell
+        assert not (outside / "shell.txt").exists()
+        assert (ws / "shell.txt").read_text(encoding="utf-8") == "x\n"
     finally:
         await editor.shutdown_session()
     await no_processes_left(tmp_path / "home")
