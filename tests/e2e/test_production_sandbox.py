@@ -117,36 +117,49 @@ async def no_processes_left(home: Path) -> None:
     assert processes_of(home) == []
 
 
-async def start_demo(tmp_path: Path, ws: Path, demo: dict[str, Any]) -> Any:
-    agent = {"command": sys.executable, "args": ["-m", "acp_lsp.demo_agent"], **demo}
-    agent["env"] = {"ACP_DEMO_DELAY": "0", **demo.get("env", {})}
-    return await start_editor(tmp_path, ws, "visual_studio_code", {"agents": {"demo": agent}})
+def demo_agent(**fields: Any) -> dict[str, Any]:
+    env = {"ACP_DEMO_DELAY": "0", **fields.pop("env", {})}
+    return sandboxed(
+        {"command": sys.executable, "args": ["-m", "acp_lsp.demo_agent"]}, **fields, env=env
+    )
 
 
-@pytest.mark.parametrize(
-    "demo, reason",
-    [
-        ({"bwrap": "/nonexistent/bwrap"}, "bubblewrap ('/nonexistent/bwrap') not found"),
-        ({"env": {"PATH": "/nonexistent"}}, "bubblewrap ('bwrap') not found on PATH"),
-    ],
-    ids=["setting", "path"],
-)
-async def test_missing_bubblewrap_stops_the_start(
-    tmp_path: Path, demo: dict[str, Any], reason: str
-) -> None:
+async def start_demo(tmp_path: Path, ws: Path, agents: dict[str, Any]) -> Any:
+    return await start_editor(tmp_path, ws, "visual_studio_code", {"agents": agents})
+
+
+NO_USERNS = "bwrap: No permissions to creating new namespace, likely because the kernel does not"
+
+
+async def test_bubblewrap_that_cannot_run_stops_the_start(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    editor = await start_demo(tmp_path, ws, sandboxed(demo))
+    fake = tmp_path / "bwrap"  # what bwrap says where user namespaces are off
+    fake.write_text(f"#!/bin/sh\necho '{NO_USERNS}' >&2\nexit 1\n", encoding="utf-8")
+    fake.chmod(0o755)
+    reasons = {
+        "setting": "bubblewrap ('/nonexistent/bwrap') not found: install the 'bubblewrap' package",
+        "path": "bubblewrap ('bwrap') not found on PATH",
+        "userns": f"bubblewrap ({fake}) cannot build a sandbox: {NO_USERNS}",
+    }
+    agents = {
+        "setting": demo_agent(bwrap="/nonexistent/bwrap"),
+        "path": demo_agent(env={"PATH": "/nonexistent"}),
+        "userns": demo_agent(bwrap=str(fake)),
+    }
+    editor = await start_demo(tmp_path, ws, agents)
     try:
-        with pytest.raises(JsonRpcException) as caught:
-            await editor.new_session()
-        assert caught.value.code == p.AGENT_UNAVAILABLE
-        message = caught.value.message
-        assert message.startswith("agent 'demo' failed to start: sandbox = \"workspace\": ")
-        assert reason in message and "bubblewrap" in message, message
-        agents = (await editor.acp(p.ACP_LIST_AGENTS, {}))["agents"]
-        demo_info = next(a for a in agents if a["name"] == "demo")
-        assert demo_info["running"] is False and reason in demo_info["error"]
+        for name, reason in reasons.items():
+            with pytest.raises(JsonRpcException) as caught:
+                await editor.new_session(agent=name)
+            assert caught.value.code == p.AGENT_UNAVAILABLE
+            message = caught.value.message
+            assert message.startswith(f'agent {name!r} failed to start: sandbox = "workspace": ')
+            assert reason in message, message
+        listed = (await editor.acp(p.ACP_LIST_AGENTS, {}))["agents"]
+        for info in listed:
+            if info["name"] in reasons:  # never started unsandboxed instead
+                assert info["running"] is False and reasons[info["name"]] in info["error"]
     finally:
         await editor.shutdown_session()
 
@@ -168,7 +181,7 @@ async def test_a_folder_asked_for_later_restarts_an_idle_agent_and_is_refused_by
     ws, other, home = tmp_path / "ws", tmp_path / "other", tmp_path / "agent-home"
     for d in (ws, other, home):
         d.mkdir()
-    editor = await start_demo(tmp_path, ws, sandboxed({"env": {"HOME": str(home)}}))
+    editor = await start_demo(tmp_path, ws, {"demo": demo_agent(env={"HOME": str(home)})})
     try:
         first = (await editor.new_session())["sessionId"]
         assert str(ws) in sandbox_binds(home) and str(other) not in sandbox_binds(home)
