@@ -28,6 +28,25 @@ JsonObject = dict[str, Any]
 BackendFactory = Callable[[str, AgentConfig], Backend]
 
 
+# a session whose agent is gone comes back with one request: it starts the agent again
+RECOVERY = "; acp/loadSession brings the session back"
+
+
+def _gone(session: Session) -> BackendError:
+    return BackendError(
+        p.AGENT_UNAVAILABLE,
+        f"session {session.session_id!r} failed: agent {session.agent!r} is gone"
+        f"{RECOVERY}, starting the agent again (no acp/restartAgent needed)",
+    )
+
+
+def _died(session: Session, error: BackendError) -> BackendError:
+    """A turn's error; when the agent died under it, with the way back."""
+    if session.status != "failed" or error.code != p.AGENT_UNAVAILABLE:
+        return error
+    return BackendError(error.code, error.message + RECOVERY, error.data)
+
+
 @dataclass
 class Turn:
     task: asyncio.Task[str]
@@ -236,11 +255,7 @@ class Hub:
                 p.UNKNOWN_SESSION, f"session {session_id!r} is closed", {"sessionId": session_id}
             )
         if session.status == "failed":
-            raise BackendError(
-                p.AGENT_UNAVAILABLE,
-                f"session {session_id!r} failed: agent {session.agent!r} is gone "
-                "(acp/restartAgent, then acp/loadSession or acp/newSession)",
-            )
+            raise _gone(session)
         if session_id in self.turns:
             raise BackendError(p.TURN_RUNNING, f"a turn is already running in {session_id!r}")
         blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt
@@ -289,10 +304,8 @@ class Hub:
             stop, error = "cancelled", None
         if session.status in ("failed", "closed"):
             self.editor.flush(session)
-            if error is None and stop != "cancelled":
-                return stop
             if error is not None:
-                raise error
+                raise _died(session, error)
             return stop
         if error is not None:
             self.editor.set_status(
@@ -361,11 +374,7 @@ class Hub:
     def _usable(self, session_id: str) -> Session:
         session = self.session(session_id)
         if session.status == "failed":
-            raise BackendError(
-                p.AGENT_UNAVAILABLE,
-                f"session {session_id!r} failed: agent {session.agent!r} is gone "
-                "(acp/restartAgent, then acp/loadSession or acp/newSession)",
-            )
+            raise _gone(session)
         return session
 
     async def set_mode(self, session_id: str, mode_id: str) -> None:

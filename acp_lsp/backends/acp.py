@@ -27,6 +27,9 @@ JsonObject = dict[str, Any]
 
 __all__ = ["ACP_PROTOCOL_VERSION", "CLIENT_CAPABILITIES", "AcpBackend"]
 
+# what a session whose agent died is told (the turn's error says the same, hub.RECOVERY)
+RECOVERY = "; acp/loadSession brings the session back"
+
 
 class AcpBackend(AcpAgent):
     """An ACP agent's sessions: the agent's ids mapped to editor sessions, and their requests."""
@@ -65,17 +68,21 @@ class AcpBackend(AcpAgent):
     async def _on_request(self, method: str, params: Any) -> Any:
         return await self._requests.handle(method, params)
 
-    def _sessions_failed(self, message: str, stderr: str) -> None:
+    def _sessions_failed(self, message: str, stderr: str, tool_status: str) -> None:
         for session in list(self._sessions.values()):
             if session.status in ("closed", "failed"):
                 continue
             self.editor.cancel_permissions(session)
             # the turn's unfinished calls end before the status: nothing follows "failed"
-            self.editor.publish(session, session.finish_turn("cancelled"))
+            self.editor.publish(session, session.finish_turn(tool_status))
             self.editor.set_status(
                 session,
                 "failed",
-                error={"code": p.AGENT_UNAVAILABLE, "message": message, "stderr": stderr},
+                error={
+                    "code": p.AGENT_UNAVAILABLE,
+                    "message": message + RECOVERY,
+                    "stderr": stderr,
+                },
             )
         for agent_sid, session in self._sessions.items():
             self._failed[session.session_id] = (agent_sid, session)
@@ -150,20 +157,21 @@ class AcpBackend(AcpAgent):
             session.set_config_options(options)
 
     async def load_session(self, session_id: str, cwd: str) -> Session:
-        dirs_known = self._failed.get(session_id)
-        await self._admit(
-            cwd, dirs_known[1].additional_directories if dirs_known else [], bool(self._sessions)
-        )
-        await self._process()
+        await self._process()  # one request brings a failed session back: start the agent
         known = self._failed.pop(session_id, None)
         agent_sid = known[0] if known else self._agent_ids.get(session_id, session_id)
         params: JsonObject = {"sessionId": agent_sid, "cwd": cwd, "mcpServers": self._mcp_servers()}
         dirs = list(known[1].additional_directories) if known else []
         self._dirs_param(params, dirs)
-        if self._caps().get("loadSession") is True:
-            method = "session/load"
-        elif self._has_session_cap("resume"):
+        can_load = self._caps().get("loadSession") is True
+        can_resume = self._has_session_cap("resume")
+        # A session this bridge still holds (its agent died) is resumed where the agent can:
+        # the bridge's copy is exactly what the user saw, the cut-off turn's text and finished
+        # tool calls included, which a replay of the agent's own record may lack.
+        if can_resume and (known is not None or not can_load):
             method = "session/resume"
+        elif can_load:
+            method = "session/load"
         else:
             raise BackendError(
                 p.NOT_SUPPORTED, f"agent {self.name!r} can neither load nor resume sessions"
@@ -183,6 +191,11 @@ class AcpBackend(AcpAgent):
             if known is not None:
                 self._failed[session_id] = known
             raise
+        if method == "session/load":
+            # a call the agent's record leaves open never finished: it ended with its process
+            self.editor.publish(session, session.finish_turn("failed"))
+        if known is not None:
+            session.resumed_from = "agent"
         session.status = "idle"
         self._apply_state(session, result)
         return session

@@ -13,7 +13,7 @@ from acp_lsp.backends import acp_auth, acp_caps, acp_start
 from acp_lsp.backends.acp_start import StartFailed
 from acp_lsp.backends.agent_sandbox import AgentSandbox
 from acp_lsp.backends.base import AgentInfo, Backend, BackendError, EditorPort
-from acp_lsp.backends.wire import AgentGone, AgentProcess, RpcError
+from acp_lsp.backends.wire import AgentGone, AgentProcess, RpcError, describe_exit
 from acp_lsp.config import AgentConfig, agent_environment
 from acp_lsp.secret_store import SecretStore
 
@@ -62,8 +62,9 @@ class AcpAgent(Backend):
     async def _on_request(self, method: str, params: Any) -> Any:
         raise NotImplementedError
 
-    def _sessions_failed(self, message: str, stderr: str) -> None:
-        """The process is gone: its sessions fail with ``message``."""
+    def _sessions_failed(self, message: str, stderr: str, tool_status: str) -> None:
+        """The process is gone: its sessions fail with ``message``, and the tool calls their
+        turns left unfinished get ``tool_status``."""
         raise NotImplementedError
 
     # -- process ---------------------------------------------------------------------------
@@ -162,7 +163,13 @@ class AcpAgent(Backend):
         wait = self.config.request_timeout if timeout == -1.0 else timeout
         try:
             return await proc.request(method, params, timeout=wait)
-        except (RpcError, TimeoutError, AgentGone) as exc:
+        except AgentGone as exc:
+            raise BackendError(
+                p.AGENT_UNAVAILABLE,
+                self._exit_message(proc),
+                {"agent": self.name, "stderr": self._secrets.redact(exc.stderr_tail)},
+            ) from None
+        except (RpcError, TimeoutError) as exc:
             raise acp_start.call_error(
                 self.name, method, exc, wait, self._secrets, self._auth_error
             ) from None
@@ -181,18 +188,38 @@ class AcpAgent(Backend):
     def _on_stderr(self, line: str) -> None:
         self.editor.log("log", f"[{self.name}] {self._secrets.redact(line)}")
 
+    def _exit_message(self, proc: AgentProcess) -> str:
+        """How the agent went, as the user reads it: 'agent 'claude' was killed by SIGKILL
+        (pid 42)', 'agent 'x' exited (exit code 9) (pid 42)', 'agent 'x' was stopped'."""
+        if proc is self._stopping:  # restart, cancel grace, shutdown
+            return f"agent {self.name!r} was stopped"
+        code = proc.returncode
+        if code is None:
+            how = "closed its output"
+        elif code < 0:
+            how = f"was {describe_exit(code)}"  # "was killed by SIGKILL"
+        else:
+            how = f"exited ({describe_exit(code)})"
+        return f"agent {self.name!r} {how} (pid {proc.pid})"
+
     def _on_exit(self, returncode: int | None) -> None:
         proc = self._proc
         tail = proc.stderr_tail() if proc is not None else ""
         self._proc = None
-        if proc is not None and proc is self._stopping:  # restart, cancel grace, shutdown
-            message = f"agent {self.name!r} was stopped"
+        stopped = proc is not None and proc is self._stopping
+        if proc is None:
+            message = f"agent {self.name!r} exited ({describe_exit(returncode)})"
+        else:
+            message = self._exit_message(proc)
+        if stopped:
             self.editor.log("info", message)
         else:
-            message = f"agent {self.name!r} exited (code {returncode})"
             self.last_error = message
             self.editor.log("error", message)
-        self._sessions_failed(message, self._secrets.redact(tail))
+        # a stop was asked for (its turn was cancelled); a crash fails the calls it cut off
+        self._sessions_failed(
+            message, self._secrets.redact(tail), "cancelled" if stopped else "failed"
+        )
 
     async def authenticate(self, method_id: str) -> JsonObject:
         await self._process()

@@ -27,11 +27,11 @@ from acp_lsp.backends.wire_frames import (
     LineBuffer,
     RpcError,
     describe_exit,
-    group_has_live_members,
     signal_group,
 )
 from acp_lsp.backends.wire_frames import discard_awaitable as _discard
 from acp_lsp.backends.wire_rpc import JsonRpcPeer
+from acp_lsp.backends.wire_tree import started, stop_tree
 
 __all__ = [
     "CANCEL_REQUEST",
@@ -42,6 +42,7 @@ __all__ = [
     "AgentProcess",
     "LineBuffer",
     "RpcError",
+    "describe_exit",
 ]
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,7 @@ _STDOUT_EOF_EXIT_WAIT = 2.0  # after stdout closes: how long to wait for the exi
 _STDERR_DRAIN = 0.5  # how long the stderr tail may take to settle before reporting
 _KILL_WAIT = 5.0
 _GROUP_REAP_WAIT = 2.0
+_ORPHAN_GRACE = 0.5  # a dead agent's children: SIGTERM, then SIGKILL after this
 
 
 class AgentProcess(JsonRpcPeer):
@@ -82,6 +84,7 @@ class AgentProcess(JsonRpcPeer):
             name=name, on_notification=on_notification, on_request=on_request, on_send=on_send
         )
         self._proc = proc
+        self._leader_start = started(proc.pid)  # tells the agent's tree from a reused pid
         self._on_stderr = on_stderr
         self._on_exit = on_exit
         self._stderr_raw = b""
@@ -211,33 +214,19 @@ class AgentProcess(JsonRpcPeer):
             log.warning("%s: ignored SIGTERM; SIGKILL", self.name)
             signal_group(pgid, signal.SIGKILL)
             await asyncio.wait({self._waiter}, timeout=_KILL_WAIT)
-        await self._reap_group(pgid, grace)
+        await self._reap_tree(grace)
         await asyncio.wait({self._supervisor}, timeout=_EXIT_DRAIN + _STDERR_DRAIN + 1)
         self._mark_gone()
         await self._tasks.close()
         with anyio.move_on_after(_KILL_WAIT):
             await self._proc.aclose()
 
-    async def _reap_group(self, pgid: int, grace: float) -> None:
-        """The agent's own children (same group) must not outlive it."""
-        if not group_has_live_members(pgid):
-            return
-        signal_group(pgid, signal.SIGTERM)
-        if await self._wait_group(pgid, min(grace, 0.5)):
-            return
-        signal_group(pgid, signal.SIGKILL)
-        if not await self._wait_group(pgid, _GROUP_REAP_WAIT):
-            log.error("%s: process group %d survived SIGKILL", self.name, pgid)
-
-    @staticmethod
-    async def _wait_group(pgid: int, timeout: float) -> bool:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while group_has_live_members(pgid):
-            if loop.time() >= deadline:
-                return False
-            await asyncio.sleep(0.01)
-        return True
+    async def _reap_tree(self, grace: float) -> None:
+        """Nothing the agent started may outlive it: its group, and the commands it ran in
+        sessions of their own (Claude Code's Bash), which signalling the group misses."""
+        left = await stop_tree(self.pid, self._leader_start, min(grace, 0.5), _GROUP_REAP_WAIT)
+        if left:
+            log.error("%s: processes %s survived SIGKILL", self.name, [p.pid for p in left])
 
     async def _supervise(self) -> None:
         """Decide when the agent is gone: its process exited, or its stdout closed."""
@@ -250,6 +239,9 @@ class AgentProcess(JsonRpcPeer):
             await asyncio.wait({self._waiter}, timeout=_STDOUT_EOF_EXIT_WAIT)
         await asyncio.wait({self._stderr_reader}, timeout=_STDERR_DRAIN)
         self._mark_gone()
+        if not self._closing:
+            # it died on its own (crash, kill -9): what it started is orphaned; stop it
+            await self._reap_tree(_ORPHAN_GRACE)
 
     def _mark_gone(self) -> None:
         """Fail everything that waits on the agent and report its exit, exactly once."""

@@ -1,0 +1,130 @@
+"""An agent's whole process tree, found in /proc, so that none of it outlives the agent.
+
+The agent leads its own session and process group, but not everything it starts stays there:
+Claude Code runs each Bash command in a new session of its own (setsid), so signalling the
+agent's group misses the command, and when the agent is killed its children are orphaned
+and keep running. The tree is: every live process of the agent's session or group, and every
+descendant of those (by parent pid), wherever its own group is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Proc:
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    start: int  # start time in clock ticks: tells a reused pid from the one we saw
+
+    def same_process(self) -> bool:
+        """Still the process we saw (alive and not a zombie)."""
+        now = _read(self.pid)
+        return now is not None and now.start == self.start
+
+
+def _read(pid: int) -> Proc | None:
+    """The process ``pid`` from /proc, or None when it is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    # after "pid (comm) ": state ppid pgrp session tty tpgid flags ... starttime is field 22
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    if len(fields) < 20 or fields[0] == b"Z":
+        return None
+    try:
+        return Proc(pid, int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]))
+    except ValueError:
+        return None
+
+
+def _all() -> list[Proc]:
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
+        if entry.isdigit():
+            proc = _read(int(entry))
+            if proc is not None:
+                found.append(proc)
+    return found
+
+
+def started(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks), None when it is gone."""
+    proc = _read(pid)
+    return proc.start if proc is not None else None
+
+
+def process_tree(leader: int, leader_start: int | None = None) -> list[Proc]:
+    """Live members of the session or group ``leader`` leads, and all their descendants.
+
+    ``leader_start`` (from :func:`started`) guards against a reused pid: the kernel gives a
+    pid again only once no session or group uses it, so a live ``leader`` that started at
+    another time means the agent's tree is gone."""
+    now = started(leader)
+    if leader_start is not None and now is not None and now != leader_start:
+        return []
+    procs = _all()
+    children: dict[int, list[Proc]] = {}
+    for proc in procs:
+        children.setdefault(proc.ppid, []).append(proc)
+    todo = [p for p in procs if leader in (p.sid, p.pgid) or p.pid == leader]
+    seen: dict[int, Proc] = {}
+    while todo:
+        proc = todo.pop()
+        if proc.pid in seen or proc.pid == os.getpid():
+            continue
+        seen[proc.pid] = proc
+        todo.extend(children.get(proc.pid, []))
+    return list(seen.values())
+
+
+def signal_tree(procs: list[Proc], sig: signal.Signals) -> None:
+    for proc in procs:
+        if proc.same_process():  # never signal a pid that was reused meanwhile
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(proc.pid, sig)
+
+
+async def stop_tree(
+    leader: int, leader_start: int | None, grace: float, kill_wait: float
+) -> list[Proc]:
+    """SIGTERM the tree of ``leader``, SIGKILL what is left after ``grace`` seconds; returns
+    the processes that survived ``kill_wait`` more seconds (empty when all are gone)."""
+    procs = process_tree(leader, leader_start)
+    if not procs:
+        return []
+    signal_tree(procs, signal.SIGTERM)
+    if await _gone(procs, grace):
+        return []
+    procs = _merge(procs, process_tree(leader, leader_start))  # children started meanwhile
+    signal_tree(procs, signal.SIGKILL)
+    await _gone(procs, kill_wait)
+    return [p for p in procs if p.same_process()]
+
+
+def _merge(old: list[Proc], new: list[Proc]) -> list[Proc]:
+    known = {(p.pid, p.start) for p in old}
+    return old + [p for p in new if (p.pid, p.start) not in known]
+
+
+async def _gone(procs: list[Proc], timeout: float) -> bool:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while any(p.same_process() for p in procs):
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
