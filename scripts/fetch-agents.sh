@@ -8,6 +8,19 @@ dest="$repo_root/.cache/agents"
 py="$repo_root/.venv/bin/python"
 [[ -x "$py" ]] || py="$(command -v python3)"
 mkdir -p "$dest"
+# bubblewrap: acp-lsp's agent sandbox (sandbox = "workspace", tests/*/test_agent_sandbox.py,
+# test_production_sandbox.py) and Codex's sandboxed modes (read-only, auto) run agents in it;
+# without it those tests skip, saying why. Installed first: they need no npm.
+if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    SUDO=""
+    [[ "$(id -u)" == "0" ]] || SUDO="sudo"
+    if DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq bubblewrap >/dev/null 2>&1 \
+        || { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq bubblewrap >/dev/null; }; then
+        echo "production agents: installed bubblewrap (agent sandbox, Codex's sandbox)"
+    else
+        echo "production agents: could not install bubblewrap; the sandbox tests skip" >&2
+    fi
+fi
 if ! command -v npm >/dev/null 2>&1; then
     echo "production agents: npm not found; their tests will skip" >&2
     exit 0
@@ -32,16 +45,4 @@ for a in PRODUCTION_AGENTS:
         echo "production agents: could not install $spec (tests skip): $(tail -n 3 "$out/npm.log")" >&2
     fi
 done
-# Codex's sandboxed modes (read-only, auto) run commands in bubblewrap; without it their
-# tests skip, saying why
-if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-    SUDO=""
-    [[ "$(id -u)" == "0" ]] || SUDO="sudo"
-    if DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq bubblewrap >/dev/null 2>&1 \
-        || { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq bubblewrap >/dev/null; }; then
-        echo "production agents: installed bubblewrap (Codex's sandbox)"
-    else
-        echo "production agents: could not install bubblewrap; Codex's sandbox tests skip" >&2
-    fi
-fi
 exit 0
