@@ -61,19 +61,20 @@ def _drop_answered_errors(record: logging.LogRecord) -> bool:
 
 def serve(args: argparse.Namespace) -> int:
     from acp_lsp.app import create_server
-    from acp_lsp.features.lifecycle import kill_children_now
+    from acp_lsp.features.lifecycle import ending
 
     server = create_server()
     for handler in logging.getLogger().handlers:
         handler.addFilter(RedactSecrets(server.secrets))
+    end = ending(server)
 
     def on_signal(signum: int, _frame: object) -> None:
-        # The editor killed us (a shutdown that took too long, a closed terminal): agents
-        # and terminals live in their own process groups, so take them along explicitly.
-        kill_children_now(server)
-        os._exit(128 + signum)
+        # The editor killed us (a shutdown that took too long, a closed terminal) or Ctrl-C:
+        # agents and terminals live in their own process groups, so take them along, and
+        # write the history's last fraction of a second.
+        end.signalled(signum)
 
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, on_signal)
     try:
         if args.tcp:
@@ -82,9 +83,10 @@ def serve(args: argparse.Namespace) -> int:
         else:
             server.start_io()
     finally:
-        # stdin closed or exit without shutdown: no agent or terminal outlives the server
-        kill_children_now(server)
-    return 0
+        # stdin closed, or exit (pygls swallows its code): no agent or terminal outlives the
+        # server, and the history is complete
+        end.finish()
+    return end.code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

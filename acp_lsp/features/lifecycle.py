@@ -1,11 +1,19 @@
-"""initialize / configuration / shutdown / exit: settings in, every child process out."""
+"""initialize / configuration / shutdown / exit: settings in, every child process out.
+
+However the server ends — ``shutdown`` + ``exit``, ``exit`` alone, stdin closing, SIGTERM,
+SIGHUP, SIGINT — the session history is written and closed and every agent and terminal
+process group is stopped (``Ending``).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
+import signal
 import time
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +25,83 @@ from acp_lsp.server import AcpLanguageServer
 log = logging.getLogger(__name__)
 
 JsonObject = dict[str, Any]
+# The last history write and close may take this long; then the process ends anyway.
+FINAL_FLUSH_S = 2.0
+# Between SIGTERM and SIGKILL to the children's process groups.
+KILL_GRACE_S = 0.2
+TURN_STATUSES = ("running", "awaiting_permission", "cancelling")
+
+
+class Ending:
+    """The one synchronous end every way out shares (``finish``), and the exit code.
+
+    ``shutdown`` stops agents and writes the history on the event loop first; the other ends
+    cannot wait for the loop (``exit`` alone must end now, a signal may interrupt anything,
+    after stdin closes the loop is gone), so ``finish`` runs where they are: the exit handler,
+    a loop callback for a signal, or after ``start_io`` returns.
+    """
+
+    def __init__(self, server: AcpLanguageServer) -> None:
+        self.server = server
+        self.code = 0
+        self.shut_down = False  # shutdown was answered: exit is 0, else 1 (LSP)
+        self.loop: asyncio.AbstractEventLoop | None = None  # the server's, once initialized
+        self._finished = False
+        self._signalled = False
+
+    def finish(self) -> None:
+        """Stop every child process group, write what the history lacks and close it;
+        bounded (KILL_GRACE_S + FINAL_FLUSH_S at most), and only once."""
+        if self._finished:
+            return
+        self._finished = True
+        built = self.server.__dict__  # the editor side and the hub exist once used
+        pids = _child_pids(self.server)
+        _signal_groups(pids, signal.SIGTERM)
+        termed = time.monotonic()
+        if "hub" in built:
+            for session in self.server.hub.sessions.values():
+                if session.status in TURN_STATUSES:
+                    # a turn cut off by the end: kept as far as it got, ended as a cancel ends it
+                    session.finish_turn("cancelled")
+                    session.status = "idle"
+        recorder = self.server.editor.recorder if "editor" in built else None
+        if recorder is not None:
+            recorder.close_now(FINAL_FLUSH_S)
+        if pids:
+            time.sleep(max(0.0, KILL_GRACE_S - (time.monotonic() - termed)))
+            _signal_groups(pids, signal.SIGKILL)
+
+    def signalled(self, signum: int) -> None:
+        """The signal handler (``signal.signal``: it may interrupt anything). The end runs as
+        an event loop callback, between two steps of the server, where sessions are whole;
+        before the loop runs, or at a second signal, at once."""
+        self.code = 128 + signum
+        loop = self.loop
+        if loop is not None and not self._signalled and loop.is_running():
+            self._signalled = True
+            loop.call_soon_threadsafe(self.exit_now)
+            return
+        if self._finished:  # interrupted the end itself: the user insists
+            _signal_groups(_child_pids(self.server), signal.SIGKILL)
+            os._exit(self.code)
+        self.exit_now()
+
+    def exit_now(self) -> None:
+        # os._exit: the stdin reader thread may block on a read that never returns
+        self.finish()
+        logging.shutdown()
+        os._exit(self.code)
+
+
+_ENDINGS: weakref.WeakKeyDictionary[AcpLanguageServer, Ending] = weakref.WeakKeyDictionary()
+
+
+def ending(server: AcpLanguageServer) -> Ending:
+    found = _ENDINGS.get(server)
+    if found is None:
+        found = _ENDINGS[server] = Ending(server)
+    return found
 
 
 def _section(raw: Any) -> Mapping[str, Any] | None:
@@ -72,6 +157,7 @@ def register(server: AcpLanguageServer) -> None:
         # (before the next message is read): the editor does not wait for them.
         if not server.protocol.after_response(start):
             start()
+        ending(server).loop = asyncio.get_running_loop()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def on_configuration(
@@ -111,6 +197,7 @@ def register(server: AcpLanguageServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(server: AcpLanguageServer, _params: Any) -> None:
+        ending(server).shut_down = True
         await server.hub.shutdown()
         await server.editor.close()
         if server.editor.recorder is not None:
@@ -119,8 +206,11 @@ def register(server: AcpLanguageServer) -> None:
 
     @server.feature(types.EXIT)
     def on_exit(server: AcpLanguageServer, _params: Any) -> None:
-        # exit without shutdown: nothing async can run any more; kill what is left.
-        kill_children_now(server)
+        # Synchronous on purpose: pygls ends the loop right after this returns, while no read
+        # of stdin is pending (an async handler would leave one blocking the process's exit).
+        end = ending(server)
+        end.code = 0 if end.shut_down else 1
+        end.finish()
 
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     async def on_progress_cancel(
@@ -131,18 +221,19 @@ def register(server: AcpLanguageServer) -> None:
                 await server.hub.cancel(session_id)
 
 
-def kill_children_now(server: AcpLanguageServer) -> None:
-    """Synchronously stop every agent process group and terminal (the editor is gone)."""
-    import signal
-
-    pids: list[int] = list(server.editor.terminals.pids())
-    for backend in server.hub.backends.values():
+def _child_pids(server: AcpLanguageServer) -> list[int]:
+    """Agents and terminal commands: each leads its own process group. Only parts already
+    built are asked (an end before ``initialize`` builds nothing)."""
+    built = server.__dict__
+    pids: list[int] = list(server.editor.terminals.pids()) if "editor" in built else []
+    for backend in server.hub.backends.values() if "hub" in built else ():
         pid = getattr(backend, "pid", lambda: None)()
         if isinstance(pid, int):
             pids.append(pid)
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, sig)
-        if sig == signal.SIGTERM and pids:
-            time.sleep(0.2)
+    return pids
+
+
+def _signal_groups(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, sig)

@@ -4,14 +4,18 @@
 marks what changed (the text itself is read from the session when flushing); a flush task
 wakes at most every ``interval`` seconds, builds one batch (the tail message, new messages,
 touched tool calls, the session row) and hands it to the store's thread. A crash loses at
-most the last interval; WAL keeps the file consistent.
+most the last interval; WAL keeps the file consistent. Every orderly end of the server
+writes the rest: ``close`` after ``shutdown``, ``close_now`` (synchronous, bounded) when no
+event loop will run again (``exit`` alone, stdin closed, a signal).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -67,6 +71,8 @@ class Recorder:
         self._spawn = spawn
         self.interval = interval
         self._store: HistoryStore | None = None
+        self._opened: HistoryStore | None = None  # the store being opened (or open)
+        self._closed = False
         self._failed = False
         self._opening: asyncio.Task[HistoryStore | None] | None = None
         self._states: dict[str, _State] = {}
@@ -87,7 +93,7 @@ class Recorder:
         return await asyncio.shield(self._opening)
 
     async def _open(self) -> HistoryStore | None:
-        store = self._open_store()
+        store = self._opened = self._open_store()
         try:
             await store.run(store.open)
         except StoreError as exc:
@@ -110,7 +116,7 @@ class Recorder:
 
     # -- observing (event loop, cheap) ---------------------------------------------------------
     def track(self, session: Session, agent_session_id: str | None, protocol: str | None) -> None:
-        if not self.enabled or self._failed:
+        if not self.enabled or self._failed or self._closed:
             return
         state = self._states.get(session.session_id)
         if state is None or state.session is not session:
@@ -158,14 +164,12 @@ class Recorder:
             await self.flush()
 
     async def flush(self) -> None:
-        store = await self.store()
-        dirty, self._dirty = self._dirty, []
-        if store is None:
+        if self._closed:
             return
-        batch = Batch()
-        for state in dirty:
-            if state.dirty and self._states.get(state.session.session_id) is state:
-                self._collect(state, batch)
+        store = await self.store()
+        if store is None or self._closed:
+            return
+        batch = self._batch()
         if not batch:
             return
         try:
@@ -175,6 +179,15 @@ class Recorder:
             if not self._failed:
                 self._failed = True
                 self._on_error(f"acp-lsp: session history stopped: {store.path}: {exc}")
+
+    def _batch(self) -> Batch:
+        """What changed since the last flush; from then on it counts as written."""
+        dirty, self._dirty = self._dirty, []
+        batch = Batch()
+        for state in dirty:
+            if state.dirty and self._states.get(state.session.session_id) is state:
+                self._collect(state, batch)
+        return batch
 
     def _collect(self, state: _State, batch: Batch) -> None:
         session, sid = state.session, state.session.session_id
@@ -246,13 +259,46 @@ class Recorder:
             return None
         return new
 
-    async def close(self) -> None:
+    def _mark_all(self) -> None:
         if self._loop is not None:
-            self._loop.cancel()
+            with contextlib.suppress(RuntimeError):  # its event loop is closed: it is done
+                self._loop.cancel()
         for state in self._states.values():
             if not state.dirty:
                 self._mark(state)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._mark_all()
         await self.flush()
+        self._closed = True
         if self._store is not None:
             await asyncio.to_thread(self._store.shutdown)
             self._store = None
+
+    def close_now(self, timeout: float) -> None:
+        """The last flush, from synchronous code when no event loop will run again (or from a
+        loop callback that ends the process): collect here, write and close in the store's
+        thread, waiting at most ``timeout`` s. The store's thread runs its queue in order, so
+        a write still under way from the last flush lands first; a store not opened yet (the
+        first session is younger than one interval) is opened here."""
+        if self._closed:
+            return
+        self._closed = True
+        deadline = time.monotonic() + timeout
+        store = self._store or self._opened
+        if self.enabled and not self._failed and self._states:
+            self._mark_all()
+            batch = self._batch()
+            if store is None and batch:
+                store = self._opened = self._open_store()
+                store.submit(store.open)
+            if store is not None and batch:
+                try:
+                    store.submit(store.write, batch).result(max(0.0, deadline - time.monotonic()))
+                except Exception as exc:  # busy past the deadline, never opened, a full disk
+                    log.warning("history: the last write failed: %r", exc)
+        if store is not None and not store.shutdown_within(max(0.0, deadline - time.monotonic())):
+            log.warning("history: %s still busy at the end; it closes with the process", store.path)
+        self._store = None

@@ -16,7 +16,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -103,9 +103,27 @@ class HistoryStore:
         """Run ``fn(*args)`` in the store's thread."""
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """Queue ``fn(*args)`` on the store's thread from synchronous code (the final flush)."""
+        return self._pool.submit(fn, *args)
+
     def shutdown(self) -> None:
         self._pool.submit(self.close)
         self._pool.shutdown(wait=True)
+
+    def shutdown_within(self, timeout: float) -> bool:
+        """Close after the work already queued, waiting at most ``timeout`` s; False when the
+        store's thread is still busy then (the database closes when the process ends)."""
+        try:
+            closed = self._pool.submit(self.close)
+        except RuntimeError:  # shut down already
+            return True
+        self._pool.shutdown(wait=False)
+        try:
+            closed.result(timeout)
+        except TimeoutError:
+            return False
+        return True
 
     @property
     def db(self) -> sqlite3.Connection:
