@@ -1,0 +1,270 @@
+"""A real agent killed mid-turn (kill -9), as the user sees it through acp-lsp.
+
+Claude (claude-agent-acp, which runs the Claude Code CLI, which runs each Bash command in a
+session of its own) is killed while its Bash runs ``sleep 30``, and while it streams an
+answer. Each time: the turn ends at once with -32005 naming the agent and how it died, with
+its stderr tail; the tool call it cut off ends ``failed``; every process of the agent's tree
+(recorded from /proc before the kill) is gone; ``acp/sessionStatus`` says ``failed`` with the
+same error; history keeps what was shown; and ONE ``acp/loadSession`` brings the session back
+(same id, ``resumedFrom: "agent"``, what was shown kept), after which the next turn works and
+the model is sent the earlier conversation. Codex (codex-acp) is killed during its shell
+command the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from acp_lsp import protocol as p
+from tests.model_server import ModelServer, Say, Script, Tool
+from tests.model_server.script import Recorded, stall
+from tests.support.lsp_editor import TestEditor
+from tests.support.production import open_session, start_agent, texts, tool_calls
+
+pytestmark = pytest.mark.timeout(300)
+
+JsonObject = dict[str, Any]
+TURN = 180.0  # a whole turn on a shared 2-core machine: generous, never asserted on
+GONE = 10.0  # every process of the killed agent's tree is gone within this
+SLEEP = "echo waiting; sleep 30; echo woke"  # a standalone `sleep 30` Claude refuses to run
+FIGURES = os.environ.get("ACP_LSP_CRASH_FIGURES")  # a JSON-lines file for the docs' numbers
+
+
+# -- processes, from /proc -------------------------------------------------------------------
+
+
+def _stat(pid: int) -> list[str] | None:
+    """state, ppid, pgrp, session, ... of a live process (None when gone or a zombie)."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(")") + 2 :].split()
+    return None if fields[0] == "Z" else fields
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        return ""
+
+
+def process_tree(root: int) -> dict[int, str]:
+    """``root`` and all its live descendants: pid -> command line."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (fields := _stat(int(entry))) is not None:
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = {}, [root]
+    while todo:
+        pid = todo.pop()
+        if _stat(pid) is not None:
+            found[pid] = _cmdline(pid)
+            todo.extend(children.get(pid, []))
+    return found
+
+
+def agent_pid(editor: TestEditor) -> int:
+    """The agent the server started (its only child here)."""
+    server = editor._server
+    assert server is not None
+    tree = process_tree(server.pid)
+    [pid] = [pid for pid in tree if (s := _stat(pid)) is not None and int(s[1]) == server.pid]
+    return pid
+
+
+async def wait_for_process(root: int, needle: str) -> dict[int, str]:
+    """The tree of ``root`` once a process whose command line is ``needle`` runs in it."""
+    deadline = time.monotonic() + TURN
+    while time.monotonic() < deadline:
+        tree = process_tree(root)
+        if needle in tree.values():
+            return tree
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no {needle!r} under pid {root}: {process_tree(root)}")
+
+
+async def wait_gone(pids: list[int]) -> list[int]:
+    """Those of ``pids`` still alive after GONE seconds (empty when all went)."""
+    deadline = time.monotonic() + GONE
+    while (left := [pid for pid in pids if _stat(pid) is not None]) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return left
+
+
+def leftovers(home: Path, server: int) -> list[str]:
+    """Processes of this test (HOME is its own) other than the server itself."""
+    marker = f"HOME={home}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == server:
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if marker in environ and _stat(int(entry)) is not None:
+            found.append(f"{entry}: {_cmdline(int(entry))}")
+    return found
+
+
+def record(figure: JsonObject) -> None:
+    if FIGURES:
+        with open(FIGURES, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(figure) + "\n")
+
+
+# -- the kill and what follows ------------------------------------------------------------------
+
+
+async def kill_mid_turn(
+    editor: TestEditor, tmp_path: Path, sid: str, turn: asyncio.Future[Any], tree: dict[int, str]
+) -> JsonObject:
+    """kill -9 the agent; check the turn's end, the status, the processes; the error."""
+    agent = agent_pid(editor)
+    assert agent in tree
+    killed = time.monotonic()
+    os.kill(agent, signal.SIGKILL)
+    error = await error_of(turn)
+    ended = time.monotonic() - killed
+    assert error["code"] == p.AGENT_UNAVAILABLE, error
+    assert f"was killed by SIGKILL (pid {agent})" in error["message"]
+    assert "acp/loadSession brings the session back" in error["message"]
+    assert error["data"]["stderr"]  # the agent's last words, for the user to read
+    # the status says the same
+    last = editor.statuses[sid][-1]
+    assert last["status"] == "failed"
+    assert last["error"]["message"] == error["message"]
+    assert last["error"]["stderr"] == error["data"]["stderr"]
+    # nothing the agent started is left: its CLI, the shell, the command
+    left = await wait_gone(list(tree))
+    gone = time.monotonic() - killed
+    assert left == [], {pid: tree[pid] for pid in left}
+    assert editor._server is not None
+    assert leftovers(tmp_path / "home", editor._server.pid) == []
+    record({"turnEndedS": round(ended, 3), "treeGoneS": round(gone, 3), "tree": len(tree)})
+    return error
+
+
+async def error_of(request: Any) -> JsonObject:
+    """The JSON-RPC error an editor request ends with (fails if it succeeds)."""
+    try:
+        result = await request
+    except JsonRpcException as exc:
+        return {"code": exc.code, "message": exc.message, "data": getattr(exc, "data", None)}
+    raise AssertionError(f"expected an error, got {result!r}")
+
+
+async def reload(editor: TestEditor, agent: str, sid: str, seen: int) -> JsonObject:
+    """ONE acp/loadSession (no acp/restartAgent) brings the session back."""
+    loaded: JsonObject = await editor.acp(
+        p.ACP_LOAD_SESSION, {"agent": agent, "sessionId": sid}, timeout=TURN
+    )
+    assert loaded["sessionId"] == sid and loaded["status"] == "idle"
+    assert loaded["resumedFrom"] == "agent"
+    assert loaded["seq"] >= seen
+    editor.adopt(loaded)
+    return loaded
+
+
+async def stored(editor: TestEditor, text: str) -> list[JsonObject]:
+    """Sessions the history finds ``text`` in."""
+    listed = await editor.acp(p.ACP_LIST_SESSIONS, {"query": text})
+    return [s for s in listed["sessions"] if s.get("stored")]
+
+
+def sent_text(request: Recorded) -> str:
+    """Everything a request showed the model, as one string."""
+    return json.dumps(request.body)
+
+
+async def finish(editor: TestEditor, model: ModelServer, tmp_path: Path) -> None:
+    assert editor._server is not None
+    server = editor._server.pid
+    await editor.shutdown_session()
+    assert not editor.schema_errors, editor.schema_errors
+    assert leftovers(tmp_path / "home", server) == []
+    assert model.unknown_requests() == [], model.unknown_requests()
+
+
+# -- Claude ------------------------------------------------------------------------------------
+
+
+async def test_claude_killed_during_a_shell_command(tmp_path: Path, model: ModelServer) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    model.script = Script(
+        "sleep-then-answer",
+        [[Tool("shell", {"command": SLEEP}), Say("Slept.")], [Say("Back, and I remember.")]],
+    )
+    editor = await start_agent(tmp_path, ws, "claude", model)
+    sid = await open_session(editor, "acceptEdits")
+    turn = asyncio.ensure_future(editor.prompt(sid, "Sleep for half a minute.", timeout=TURN))
+    # Claude Code's Bash runs the command: agent -> Claude Code CLI -> bash -> sleep
+    tree = await wait_for_process(agent_pid(editor), "sleep 30")
+    error = await kill_mid_turn(editor, tmp_path, sid, turn, tree)
+    assert error["message"].startswith("agent 'claude' was killed by SIGKILL")
+
+    [bash] = tool_calls(editor, sid)
+    assert (bash["kind"], bash["title"]) == ("execute", SLEEP)
+    assert bash["status"] == "failed"  # cut off by the agent's death: not done, not cancelled
+    assert [s["sessionId"] for s in await stored(editor, "Sleep for half a minute.")] == [sid]
+    retry = await error_of(editor.prompt(sid, "Still there?"))
+    assert retry["code"] == p.AGENT_UNAVAILABLE and "acp/loadSession" in retry["message"]
+
+    loaded = await reload(editor, "claude", sid, editor.sessions[sid].seq)
+    [kept] = loaded["toolCalls"]
+    assert (kept["toolCallId"], kept["status"]) == (bash["toolCallId"], "failed")
+    assert texts(editor, sid, "user") == ["Sleep for half a minute."]
+
+    result = await editor.prompt(sid, "Are you back?", timeout=TURN)
+    assert result["stopReason"] == "end_turn"
+    assert texts(editor, sid)[-1] == "Back, and I remember."
+    # the model was sent the earlier conversation: the first prompt and the killed command
+    last = model.turn_requests()[-1]
+    assert "Sleep for half a minute." in sent_text(last) and SLEEP in sent_text(last)
+    await finish(editor, model, tmp_path)
+
+
+async def test_claude_killed_mid_answer(tmp_path: Path, model: ModelServer) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    story = stall().turns[0]
+    model.script = Script("stall-then-answer", [story, [Say("Where was I? Still here.")]])
+    editor = await start_agent(tmp_path, ws, "claude", model)
+    sid = await open_session(editor)
+    turn = asyncio.ensure_future(editor.prompt(sid, "Tell me a story.", timeout=TURN))
+    assert await asyncio.to_thread(model.wait_stalled, TURN), "the answer never started"
+    await editor.wait_for(lambda: "one two" in "".join(texts(editor, sid)), timeout=TURN)
+    tree = process_tree(agent_pid(editor))
+    await kill_mid_turn(editor, tmp_path, sid, turn, tree)
+    model.release()  # the stalled stream has nobody to stream to any more
+
+    shown = "".join(texts(editor, sid))
+    assert shown.startswith("one two")  # what was shown stays shown
+    assert tool_calls(editor, sid) == []
+    # history keeps the cut-off answer
+    assert [s["sessionId"] for s in await stored(editor, "one two")] == [sid]
+
+    loaded = await reload(editor, "claude", sid, editor.sessions[sid].seq)
+    assert [m["role"] for m in loaded["messages"]] == ["user", "agent"]
+    assert "".join(texts(editor, sid)) == shown
+
+    result = await editor.prompt(sid, "Go on.", timeout=TURN)
+    assert result["stopReason"] == "end_turn"
+    # (Claude Code may add a notice of its own about its auto mode after the answer)
+    assert texts(editor, sid)[-1].startswith("Where was I? Still here.")
+    last = model.turn_requests()[-1]
+    assert "Tell me a story." in sent_text(last) and "Go on." in sent_text(last)
+    record({"answerCutOff": shown, "modelSawCutOffAnswer": "one two" in sent_text(last)})
+    await finish(editor, model, tmp_path)
