@@ -9,6 +9,7 @@ Write inside works. Where bubblewrap cannot run, the agent does not start, and s
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -200,3 +201,54 @@ async def test_a_folder_asked_for_later_restarts_an_idle_agent_and_is_refused_by
     finally:
         await editor.shutdown_session()
     await no_processes_left(home)
+
+
+# How each other agent writes on disk itself, and where it shows the error of a blocked write:
+# Codex writes with apply_patch and shows its failure; Gemini CLI and Qwen Code write files
+# through fs/* (acp-lsp's own checks), so their shell is what the sandbox confines: Qwen shows
+# the shell's error, Gemini shows no shell output and passes it on to the model only.
+CONFINED = {
+    "codex": ("write", "Failed to write file", "editor"),
+    "qwen": ("shell", "Read-only file system", "editor"),
+    "gemini": ("shell", "Read-only file system", "model"),
+}
+
+
+def writing(action: str, path: Path) -> Tool:
+    if action == "write":
+        return Tool("write", {"path": str(path), "content": "x\n"})
+    return Tool("shell", {"command": f"echo x > {path}"})
+
+
+@needs_bwrap
+@pytest.mark.parametrize("name", sorted(CONFINED))
+async def test_the_other_agents_are_confined_too(
+    tmp_path: Path, model: ModelServer, name: str
+) -> None:
+    action, error, shown = CONFINED[name]
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    model.script = Script(
+        "sandbox",
+        [
+            [writing(action, outside / "escape.txt"), Say("I tried.")],
+            [writing(action, ws / "notes.txt"), Say("I wrote it.")],
+        ],
+    )
+    config = sandboxed(agent_config(name, model, tmp_path / "home"))
+    editor = await start_agent(tmp_path, ws, name, model, options={"agents": {name: config}})
+    try:
+        sid = await open_session(editor)
+        assert (await editor.prompt(sid, "next door", timeout=TURN))["stopReason"] == "end_turn"
+        assert not (outside / "escape.txt").exists()
+        if shown == "editor":
+            [call] = tool_calls(editor, sid)
+            assert call["status"] == "failed" and error in call_text(call), call
+        else:  # the tool result the agent sent back to the model
+            assert error in json.dumps(model.turn_requests()[-1].body)
+
+        assert (await editor.prompt(sid, "here", timeout=TURN))["stopReason"] == "end_turn"
+        assert (ws / "notes.txt").read_text(encoding="utf-8") == "x\n"
+    finally:
+        await editor.shutdown_session()
