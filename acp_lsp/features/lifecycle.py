@@ -12,6 +12,7 @@ import contextlib
 import logging
 import os
 import signal
+import threading
 import time
 import weakref
 from collections.abc import Mapping
@@ -29,6 +30,9 @@ JsonObject = dict[str, Any]
 FINAL_FLUSH_S = 2.0
 # Between SIGTERM and SIGKILL to the children's process groups.
 KILL_GRACE_S = 0.2
+# A signal's end waits this long for the event loop to run it (a loop stuck in a blocking
+# call never would): then the children are killed and the process ends without the history.
+LOOP_WAIT_S = 3.0
 TURN_STATUSES = ("running", "awaiting_permission", "cancelling")
 
 
@@ -46,15 +50,15 @@ class Ending:
         self.code = 0
         self.shut_down = False  # shutdown was answered: exit is 0, else 1 (LSP)
         self.loop: asyncio.AbstractEventLoop | None = None  # the server's, once initialized
-        self._finished = False
+        self._finishing = False
         self._signalled = False
 
     def finish(self) -> None:
         """Stop every child process group, write what the history lacks and close it;
         bounded (KILL_GRACE_S + FINAL_FLUSH_S at most), and only once."""
-        if self._finished:
+        if self._finishing:
             return
-        self._finished = True
+        self._finishing = True
         built = self.server.__dict__  # the editor side and the hub exist once used
         pids = _child_pids(self.server)
         _signal_groups(pids, signal.SIGTERM)
@@ -75,17 +79,30 @@ class Ending:
     def signalled(self, signum: int) -> None:
         """The signal handler (``signal.signal``: it may interrupt anything). The end runs as
         an event loop callback, between two steps of the server, where sessions are whole;
-        before the loop runs, or at a second signal, at once."""
+        at once when no loop runs (before ``initialize``, after stdin closed)."""
         self.code = 128 + signum
+        if self._finishing or self._signalled:
+            return  # an end is under way (bounded); it exits with this code
         loop = self.loop
-        if loop is not None and not self._signalled and loop.is_running():
+        if loop is not None and loop.is_running():
             self._signalled = True
             loop.call_soon_threadsafe(self.exit_now)
+            watchdog = threading.Timer(LOOP_WAIT_S, self._loop_stuck)
+            watchdog.daemon = True
+            watchdog.start()
             return
-        if self._finished:  # interrupted the end itself: the user insists
-            _signal_groups(_child_pids(self.server), signal.SIGKILL)
-            os._exit(self.code)
         self.exit_now()
+
+    def _loop_stuck(self) -> None:
+        if self._finishing:
+            return
+        log.error(
+            "the event loop did not run the end in %.0f s: killing agents, exiting", LOOP_WAIT_S
+        )
+        with contextlib.suppress(Exception):  # read from another thread: best effort
+            _signal_groups(_child_pids(self.server), signal.SIGKILL)
+        logging.shutdown()
+        os._exit(self.code)
 
     def exit_now(self) -> None:
         # os._exit: the stdin reader thread may block on a read that never returns

@@ -12,6 +12,7 @@ thread (``HistoryStore.run``), never on the event loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 import threading
@@ -108,7 +109,8 @@ class HistoryStore:
         return self._pool.submit(fn, *args)
 
     def shutdown(self) -> None:
-        self._pool.submit(self.close)
+        with contextlib.suppress(RuntimeError):  # shut down already: wait for its queue
+            self._pool.submit(self.close)
         self._pool.shutdown(wait=True)
 
     def shutdown_within(self, timeout: float) -> bool:

@@ -12,12 +12,16 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from acp_lsp.history.recorder import Recorder
+from acp_lsp.history.store import HistoryStore
+from acp_lsp.session import Session
 from tests.reliability.conftest import alive, read_pids, scripted, server_env, wait_gone
 from tests.reliability.raw_lsp import RawLspClient
 
@@ -246,3 +250,53 @@ async def test_a_turn_cut_off_by_the_end_keeps_what_it_showed(
         assert call["status"] == "cancelled"
 
     await _reopened(tmp_path, workspace, check)
+
+
+# -- the final flush itself (the real recorder and store, in this process) -------------------
+
+
+def _chunk_update(text: str) -> JsonObject:
+    return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+
+
+def _read_back(path: Path, sid: str) -> JsonObject | None:
+    store = HistoryStore(path)
+    store.open()
+    try:
+        return store.snapshot(sid)
+    finally:
+        store.close()
+
+
+async def test_the_final_flush_waits_for_a_busy_store_without_hanging(tmp_path: Path) -> None:
+    """A write still under way when the end comes lands first and the final one after it, in
+    order; a store thread that stays busy past the bound does not hold the end."""
+    path = tmp_path / "history.sqlite3"
+    recorder = Recorder(
+        lambda: HistoryStore(path),
+        redact=lambda value: value,
+        on_error=lambda _message: None,
+        spawn=lambda coro, name: asyncio.ensure_future(coro),
+    )
+    session = Session("s1", "a", str(tmp_path))
+    recorder.track(session, None, "acp")
+    await recorder.flush()
+    store = await recorder.store()
+    assert store is not None
+    recorder.observe(session, session.apply_update(_chunk_update("one, ")))
+    gate = threading.Event()
+    store.submit(gate.wait, 30)  # the store's thread is busy
+    under_way = asyncio.ensure_future(recorder.flush())  # collected, queued behind the gate
+    await asyncio.sleep(0.05)
+    recorder.observe(session, session.apply_update(_chunk_update("two.")))
+
+    ended = threading.Thread(target=recorder.close_now, args=(0.2,))
+    ended.start()
+    ended.join(10)
+    assert not ended.is_alive(), "the final flush did not return while the store was busy"
+    gate.set()  # the store's thread goes on: both writes land, in order
+    await under_way
+    await asyncio.to_thread(store.shutdown)
+    stored = _read_back(path, "s1")
+    assert stored is not None
+    assert [_texts(m) for m in stored["messages"]] == ["one, two."]
