@@ -121,6 +121,11 @@ class ModelServer:
         order, ``times`` each; side requests are never faulted."""
         self.state.inject(*faults)
 
+    def clear_faults(self) -> None:
+        """Drop the faults not yet played (a permanent fault, once the test has seen enough)."""
+        with self.state.lock:
+            self.state.faults.clear()
+
     @property
     def faulted(self) -> list[tuple[Fault, Recorded]]:
         """(fault, request) of every request served with a fault, in order."""

@@ -278,9 +278,11 @@ async def start_agent(
     *,
     profile: str = "visual_studio_code",
     options: JsonObject | None = None,
+    env: dict[str, str] | None = None,
 ) -> TestEditor:
     """The real acp-lsp server with agent ``name`` (the default) against ``model``, and a
-    TestEditor initialized on ``workspace``. ``options`` merge into initializationOptions."""
+    TestEditor initialized on ``workspace``. ``options`` merge into initializationOptions;
+    ``env`` into the agent's environment."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     config = ClientServerConfig(
@@ -288,7 +290,9 @@ async def start_agent(
     )
     editor = await config.start()
     assert isinstance(editor, TestEditor)
-    init = {"agents": {name: agent_config(name, model, home)}, "defaultAgent": name}
+    agent = agent_config(name, model, home)
+    agent["env"] = {**agent["env"], **(env or {})}
+    init = {"agents": {name: agent}, "defaultAgent": name}
     await editor.initialize_session(
         types.InitializeParams(
             capabilities=capabilities(profile),

@@ -266,3 +266,11 @@ def test_a_huge_answer_streams_whole() -> None:
         chunks, error = _stream(model, "openai-chat")
     text = _text("openai-chat", b"".join(chunks))
     assert error is None and text == first.text and text.endswith(HUGE_END)
+
+
+def test_cleared_faults_are_not_played(server: ModelServer) -> None:
+    server.inject(server_error(times=50))
+    assert _post(server, "gemini").status_code == 500
+    server.clear_faults()
+    assert _post(server, "gemini").status_code == 200
+    assert len(server.faulted) == 1
