@@ -217,8 +217,8 @@ class AgentSandbox:
     async def wrap(self, command: str, args: Sequence[str], env: dict[str, str]) -> list[str]:
         """The command line that runs the agent sandboxed (``env`` gets its TMPDIR);
         SandboxUnavailable when bubblewrap cannot run."""
-        await asyncio.to_thread(probe, self.config.bwrap, env.get("PATH"))
         bwrap = find_bwrap(self.config.bwrap, env.get("PATH"))
+        await asyncio.to_thread(probe, bwrap)  # each start: a clear reason, not a dead agent
         writable, tmp = await asyncio.to_thread(self._prepare, env)
         env["TMPDIR"] = tmp
         self.started = self.roots()
