@@ -162,6 +162,7 @@ class AcpBackend(AcpAgent):
         agent_sid = known[0] if known else self._agent_ids.get(session_id, session_id)
         params: JsonObject = {"sessionId": agent_sid, "cwd": cwd, "mcpServers": self._mcp_servers()}
         dirs = list(known[1].additional_directories) if known else []
+        chosen = known[1].modes if known else None  # before the agent's answer replaces it
         self._dirs_param(params, dirs)
         can_load = self._caps().get("loadSession") is True
         can_resume = self._has_session_cap("resume")
@@ -194,11 +195,28 @@ class AcpBackend(AcpAgent):
         if method == "session/load":
             # a call the agent's record leaves open never finished: it ended with its process
             self.editor.publish(session, session.finish_turn("failed"))
-        if known is not None:
-            session.resumed_from = "agent"
         session.status = "idle"
         self._apply_state(session, result)
+        if known is not None:
+            session.resumed_from = "agent"
+            await self._keep_mode(session, chosen)
         return session
+
+    async def _keep_mode(self, session: Session, before: JsonObject | None) -> None:
+        """The mode the user chose survives the agent's restart (Codex resumes a session in
+        its default mode: full-access came back read-only)."""
+        wanted = before.get("currentModeId") if before else None
+        now = session.modes
+        if not isinstance(wanted, str) or now is None or now.get("currentModeId") == wanted:
+            return
+        available = now.get("availableModes")
+        if isinstance(available, list) and any(
+            isinstance(m, dict) and m.get("id") == wanted for m in available
+        ):
+            try:
+                await self.set_mode(session, wanted)
+            except BackendError as exc:
+                self.editor.log("warning", f"[{self.name}] mode {wanted!r} not restored: {exc}")
 
     def _readopt(self, agent_sid: str, session: Session) -> Session:
         self._sessions[agent_sid] = session

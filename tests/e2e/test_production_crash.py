@@ -28,7 +28,7 @@ from acp_lsp import protocol as p
 from tests.model_server import ModelServer, Say, Script, Tool
 from tests.model_server.script import Recorded, stall
 from tests.support.lsp_editor import TestEditor
-from tests.support.production import open_session, start_agent, texts, tool_calls
+from tests.support.production import binary, open_session, start_agent, texts, tool_calls
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -74,12 +74,16 @@ def process_tree(root: int) -> dict[int, str]:
     return found
 
 
-def agent_pid(editor: TestEditor) -> int:
-    """The agent the server started (its only child here)."""
+def agent_pid(editor: TestEditor, agent: str) -> int:
+    """The process the server started for ``agent`` (its other children run git)."""
     server = editor._server
     assert server is not None
-    tree = process_tree(server.pid)
-    [pid] = [pid for pid in tree if (s := _stat(pid)) is not None and int(s[1]) == server.pid]
+    command = str(binary(agent))
+    [pid] = [
+        pid
+        for pid, cmdline in process_tree(server.pid).items()
+        if (s := _stat(pid)) is not None and int(s[1]) == server.pid and command in cmdline
+    ]
     return pid
 
 
@@ -128,17 +132,22 @@ def record(figure: JsonObject) -> None:
 
 
 async def kill_mid_turn(
-    editor: TestEditor, tmp_path: Path, sid: str, turn: asyncio.Future[Any], tree: dict[int, str]
+    editor: TestEditor,
+    tmp_path: Path,
+    name: str,
+    sid: str,
+    turn: asyncio.Future[Any],
+    tree: dict[int, str],
 ) -> JsonObject:
-    """kill -9 the agent; check the turn's end, the status, the processes; the error."""
-    agent = agent_pid(editor)
+    """kill -9 agent ``name``; check the turn's end, the status, the processes; the error."""
+    agent = agent_pid(editor, name)
     assert agent in tree
     killed = time.monotonic()
     os.kill(agent, signal.SIGKILL)
     error = await error_of(turn)
     ended = time.monotonic() - killed
     assert error["code"] == p.AGENT_UNAVAILABLE, error
-    assert f"was killed by SIGKILL (pid {agent})" in error["message"]
+    assert f"was killed by SIGKILL (pid {agent})" in error["message"], error
     assert "acp/loadSession brings the session back" in error["message"]
     assert error["data"]["stderr"]  # the agent's last words, for the user to read
     # the status says the same
@@ -152,7 +161,14 @@ async def kill_mid_turn(
     assert left == [], {pid: tree[pid] for pid in left}
     assert editor._server is not None
     assert leftovers(tmp_path / "home", editor._server.pid) == []
-    record({"turnEndedS": round(ended, 3), "treeGoneS": round(gone, 3), "tree": len(tree)})
+    record(
+        {
+            "agent": name,
+            "turnEndedS": round(ended, 3),
+            "treeGoneS": round(gone, 3),
+            "tree": sorted(cmd.split()[0].rsplit("/", 1)[-1] for cmd in tree.values()),
+        }
+    )
     return error
 
 
@@ -197,39 +213,48 @@ async def finish(editor: TestEditor, model: ModelServer, tmp_path: Path) -> None
     assert model.unknown_requests() == [], model.unknown_requests()
 
 
-# -- Claude ------------------------------------------------------------------------------------
+# -- the agents ----------------------------------------------------------------------------------
 
 
-async def test_claude_killed_during_a_shell_command(tmp_path: Path, model: ModelServer) -> None:
+@pytest.mark.parametrize(
+    ("agent", "mode"),
+    # Codex unsandboxed: its sandbox helper needs bubblewrap, which is not everywhere
+    [("claude", "acceptEdits"), ("codex", "full-access")],
+)
+async def test_killed_during_a_shell_command(
+    tmp_path: Path, model: ModelServer, agent: str, mode: str
+) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     model.script = Script(
         "sleep-then-answer",
         [[Tool("shell", {"command": SLEEP}), Say("Slept.")], [Say("Back, and I remember.")]],
     )
-    editor = await start_agent(tmp_path, ws, "claude", model)
-    sid = await open_session(editor, "acceptEdits")
+    editor = await start_agent(tmp_path, ws, agent, model)
+    sid = await open_session(editor, mode)
     turn = asyncio.ensure_future(editor.prompt(sid, "Sleep for half a minute.", timeout=TURN))
-    # Claude Code's Bash runs the command: agent -> Claude Code CLI -> bash -> sleep
-    tree = await wait_for_process(agent_pid(editor), "sleep 30")
-    error = await kill_mid_turn(editor, tmp_path, sid, turn, tree)
-    assert error["message"].startswith("agent 'claude' was killed by SIGKILL")
+    # Claude: agent -> Claude Code CLI -> bash -> sleep (bash in a session of its own);
+    # Codex: node wrapper -> codex-acp -> bash -> sleep (likewise)
+    tree = await wait_for_process(agent_pid(editor, agent), "sleep 30")
+    error = await kill_mid_turn(editor, tmp_path, agent, sid, turn, tree)
+    assert error["message"].startswith(f"agent {agent!r} was killed by SIGKILL")
 
-    [bash] = tool_calls(editor, sid)
-    assert (bash["kind"], bash["title"]) == ("execute", SLEEP)
-    assert bash["status"] == "failed"  # cut off by the agent's death: not done, not cancelled
+    [shell] = tool_calls(editor, sid)
+    assert (shell["kind"], shell["title"]) == ("execute", SLEEP)
+    assert shell["status"] == "failed"  # cut off by the agent's death: not done, not cancelled
     assert [s["sessionId"] for s in await stored(editor, "Sleep for half a minute.")] == [sid]
     retry = await error_of(editor.prompt(sid, "Still there?"))
     assert retry["code"] == p.AGENT_UNAVAILABLE and "acp/loadSession" in retry["message"]
 
-    loaded = await reload(editor, "claude", sid, editor.sessions[sid].seq)
+    loaded = await reload(editor, agent, sid, editor.sessions[sid].seq)
+    assert loaded["modes"]["currentModeId"] == mode  # the mode the user chose stays
     [kept] = loaded["toolCalls"]
-    assert (kept["toolCallId"], kept["status"]) == (bash["toolCallId"], "failed")
+    assert (kept["toolCallId"], kept["status"]) == (shell["toolCallId"], "failed")
     assert texts(editor, sid, "user") == ["Sleep for half a minute."]
 
     result = await editor.prompt(sid, "Are you back?", timeout=TURN)
     assert result["stopReason"] == "end_turn"
-    assert texts(editor, sid)[-1] == "Back, and I remember."
+    assert texts(editor, sid)[-1].startswith("Back, and I remember.")
     # the model was sent the earlier conversation: the first prompt and the killed command
     last = model.turn_requests()[-1]
     assert "Sleep for half a minute." in sent_text(last) and SLEEP in sent_text(last)
@@ -246,8 +271,8 @@ async def test_claude_killed_mid_answer(tmp_path: Path, model: ModelServer) -> N
     turn = asyncio.ensure_future(editor.prompt(sid, "Tell me a story.", timeout=TURN))
     assert await asyncio.to_thread(model.wait_stalled, TURN), "the answer never started"
     await editor.wait_for(lambda: "one two" in "".join(texts(editor, sid)), timeout=TURN)
-    tree = process_tree(agent_pid(editor))
-    await kill_mid_turn(editor, tmp_path, sid, turn, tree)
+    tree = process_tree(agent_pid(editor, "claude"))
+    await kill_mid_turn(editor, tmp_path, "claude", sid, turn, tree)
     model.release()  # the stalled stream has nobody to stream to any more
 
     shown = "".join(texts(editor, sid))
