@@ -22,7 +22,14 @@ import pytest
 from acp_lsp.history.recorder import Recorder
 from acp_lsp.history.store import HistoryStore
 from acp_lsp.session import Session
-from tests.reliability.conftest import alive, read_pids, scripted, server_env, wait_gone
+from tests.reliability.conftest import (
+    alive,
+    read_pids,
+    record_figure,
+    scripted,
+    server_env,
+    wait_gone,
+)
 from tests.reliability.raw_lsp import RawLspClient
 
 pytestmark = pytest.mark.timeout(60)
@@ -74,8 +81,18 @@ SCRIPT: JsonObject = {
 
 
 async def _end(client: RawLspClient, how: str) -> int:
+    began = asyncio.get_running_loop().time()
+    code = await _end_it(client, how)
+    record_figure(f"server_end_s[{how}]", round(asyncio.get_running_loop().time() - began, 3))
+    return code
+
+
+async def _end_it(client: RawLspClient, how: str) -> int:
     if how == "shutdown-exit":
         assert await client.call("shutdown") is None
+        client.notify("exit")
+    elif how == "shutdown-exit-unanswered":  # exit sent before shutdown's answer came
+        client.request("shutdown")
         client.notify("exit")
     elif how == "exit":
         client.notify("exit")
@@ -89,6 +106,7 @@ async def _end(client: RawLspClient, how: str) -> int:
 # The LSP spec: 0 after shutdown, 1 for an exit without it; a signal: 128 + its number.
 EXIT_CODES = {
     "shutdown-exit": 0,
+    "shutdown-exit-unanswered": 0,
     "exit": 1,
     "stdin-eof": 0,
     "SIGTERM": 128 + signal.SIGTERM,
