@@ -10,22 +10,30 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig
 
+import acp_lsp
 from acp_lsp import protocol as p
 from tests.e2e.conftest import start_editor
 from tests.model_server import ModelServer, Say, Script, Tool
+from tests.support.lsp_editor import TestEditor, capabilities
 from tests.support.production import (
     agent_config,
     open_session,
     processes_of,
     start_agent,
+    texts,
     tool_calls,
 )
 
@@ -252,3 +260,107 @@ async def test_the_other_agents_are_confined_too(
         assert (ws / "notes.txt").read_text(encoding="utf-8") == "x\n"
     finally:
         await editor.shutdown_session()
+
+
+# An ACP agent in a few lines of the standard library: each prompt, it writes the files named on
+# its command line itself and says how each went.
+WRITING_AGENT = """
+import json, sys
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, mid = msg.get("method"), msg.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"protocolVersion": 1}})
+    elif method == "session/new":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"sessionId": "s1"}})
+    elif method == "session/prompt":
+        said = []
+        for path in sys.argv[1:]:
+            try:
+                with open(path, "w") as fh:
+                    fh.write("x\\n")
+                said.append(path + ": written")
+            except OSError as exc:
+                said.append(path + ": " + exc.strerror)
+        text = {"type": "text", "text": "\\n".join(said)}
+        update = {"sessionUpdate": "agent_message_chunk", "content": text}
+        send({"jsonrpc": "2.0", "method": "session/update",
+              "params": {"sessionId": "s1", "update": update}})
+        send({"jsonrpc": "2.0", "id": mid, "result": {"stopReason": "end_turn"}})
+    elif mid is not None:
+        send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": method}})
+"""
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+SYSTEM_PYTHON = "/usr/bin/python3"  # the venv's interpreter may be out of reach for nobody
+
+
+def unprivileged_run_skip() -> str | None:
+    """Why the server cannot run as an unprivileged user here, if it cannot."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return "needs root and setpriv to run the server as nobody"
+    probe = subprocess.run(
+        [*NOBODY, SYSTEM_PYTHON, "-c", "import sys; print(sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+    )
+    if probe.stdout.strip() != str(sys.version_info[:2]):
+        return f"nobody cannot run a Python {sys.version_info[:2]} here ({SYSTEM_PYTHON})"
+    return None
+
+
+@needs_bwrap
+async def test_as_an_unprivileged_user_through_user_namespaces(tmp_path: Path) -> None:
+    """The path most users take: acp-lsp as a non-root user, so bwrap needs a user namespace."""
+    reason = unprivileged_run_skip()
+    if reason is not None:
+        pytest.skip(reason)
+    root = Path(tempfile.mkdtemp(prefix="acp-lsp-nobody-"))  # tmp_path is private to root
+    try:
+        for d in (root, root / "ws", root / "outside"):
+            d.mkdir(exist_ok=True)
+            d.chmod(0o777)
+        (root / "agent.py").write_text(WRITING_AGENT, encoding="utf-8")
+        inside, outside = root / "ws" / "in.txt", root / "outside" / "out.txt"
+        site = next(p for p in sys.path if p.endswith("site-packages"))
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(root),
+            "XDG_CONFIG_HOME": str(root / "xdg"),
+            "ACP_LSP_DATA_DIR": str(root / "data"),
+            "PYTHONPATH": os.pathsep.join([str(Path(acp_lsp.__file__).parents[1]), site]),
+        }
+        agent = {
+            "command": SYSTEM_PYTHON,
+            "args": [str(root / "agent.py"), str(outside), str(inside)],
+        }
+        config = ClientServerConfig(
+            server_command=[*NOBODY, SYSTEM_PYTHON, "-m", "acp_lsp"],
+            client_factory=TestEditor,
+            server_env=env,
+        )
+        editor = await config.start()
+        assert isinstance(editor, TestEditor)
+        try:
+            await editor.initialize_session(
+                types.InitializeParams(
+                    capabilities=capabilities("visual_studio_code"),
+                    root_uri=(root / "ws").as_uri(),
+                    workspace_folders=[
+                        types.WorkspaceFolder(uri=(root / "ws").as_uri(), name="ws")
+                    ],
+                    initialization_options={"agents": {"writer": sandboxed(agent)}},
+                )
+            )
+            sid = (await editor.new_session(agent="writer"))["sessionId"]
+            assert (await editor.prompt(sid, "write"))["stopReason"] == "end_turn"
+            said = texts(editor, sid)[-1]
+            assert f"{outside}: Read-only file system" in said and f"{inside}: written" in said
+            assert not outside.exists() and inside.read_text() == "x\n"
+            assert inside.stat().st_uid == 65534  # written by the user, mapped back
+        finally:
+            await editor.shutdown_session()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
