@@ -147,9 +147,9 @@ def call_error(
             return auth_error(exc)
         if exc.code == -32601:
             return BackendError(p.NOT_SUPPORTED, f"agent {name!r} does not support {method}")
-        return BackendError(
-            p.AGENT_ERROR, f"agent {name!r}: {method}: {exc.message}", exc.to_json()
-        )
+        reason = secrets.redact(agent_reason(exc))
+        data = secrets.redact_json(exc.to_json())
+        return BackendError(p.AGENT_ERROR, f"agent {name!r}: {method}: {reason}", data)
     if isinstance(exc, AgentGone):
         return BackendError(
             p.AGENT_UNAVAILABLE,
@@ -157,3 +157,40 @@ def call_error(
             {"agent": name, "stderr": secrets.redact(exc.stderr_tail)},
         )
     return BackendError(p.AGENT_ERROR, f"agent {name!r} did not answer {method} within {wait:g}s")
+
+
+# JSON-RPC's own names for its error codes: they say what kind of error, not what went wrong
+GENERIC_MESSAGES = frozenset(
+    {"internal error", "invalid params", "invalid request", "parse error", "server error", "error"}
+)
+DETAIL_KEYS = ("details", "detail", "reason", "message", "error")
+MAX_DETAIL = 1000
+
+
+def agent_reason(exc: RpcError) -> str:
+    """The agent's words for a failed request: its message, with the reason its ``data``
+    carries when the message is only the code's name (Qwen Code answers a model API error
+    with "Internal error" and ``data.details``)."""
+    message = exc.message.strip()
+    if message.rstrip(".").lower() not in GENERIC_MESSAGES:
+        return message
+    detail = _detail(exc.data)
+    if not detail or detail in message:
+        return message
+    if len(detail) > MAX_DETAIL:
+        detail = detail[:MAX_DETAIL] + "…"
+    return f"{message}: {detail}" if message else detail
+
+
+def _detail(data: Any, depth: int = 0) -> str:
+    """The first reason in an error's data: a string, or a string under a usual key (one
+    level of nesting, as in ``{"error": {"message": …}}``)."""
+    if isinstance(data, str):
+        return data.strip()
+    if not isinstance(data, dict) or depth > 1:
+        return ""
+    for key in DETAIL_KEYS:
+        found = _detail(data.get(key), depth + 1)
+        if found:
+            return found
+    return ""

@@ -1,0 +1,69 @@
+"""How a failed agent request is worded for the user (acp_start.call_error / agent_reason):
+the agent's message, or the reason in its data when the message is only "Internal error"."""
+
+from __future__ import annotations
+
+import pytest
+
+from acp_lsp import protocol as p
+from acp_lsp.backends.acp_start import agent_reason, call_error
+from acp_lsp.backends.base import BackendError
+from acp_lsp.backends.wire import RpcError
+from acp_lsp.secret_store import SecretStore
+
+QWEN_401 = "401 Incorrect API key provided: sk-scripted."
+
+
+@pytest.mark.parametrize(
+    ("message", "data", "reason"),
+    [
+        # Qwen Code: the model API's error in data.details
+        ("Internal error", {"details": QWEN_401}, f"Internal error: {QWEN_401}"),
+        # Claude: the reason is in the message already; data only classifies it
+        (
+            "Internal error: API Error: 500",
+            {"errorKind": "server_error"},
+            "Internal error: API Error: 500",
+        ),
+        (
+            "Invalid params",
+            {"error": {"message": "cwd must be absolute"}},
+            "Invalid params: cwd must be absolute",
+        ),
+        ("Internal error", "socket hang up", "Internal error: socket hang up"),
+        ("Internal error", None, "Internal error"),
+        ("Internal error", {"details": "  "}, "Internal error"),
+        (
+            "Session is busy processing a turn",
+            {"details": "other"},
+            "Session is busy processing a turn",
+        ),
+    ],
+)
+def test_the_reason_is_the_message_or_what_data_adds(
+    message: str, data: object, reason: str
+) -> None:
+    assert agent_reason(RpcError(-32603, message, data)) == reason
+
+
+def test_a_long_reason_is_cut() -> None:
+    reason = agent_reason(RpcError(-32603, "Internal error", {"details": "x" * 5000}))
+    assert len(reason) < 1100 and reason.endswith("…")
+
+
+def test_the_editor_error_names_agent_method_and_reason_and_keeps_the_data_redacted() -> None:
+    secrets = SecretStore()
+    secrets.add("sk-secret-key")
+    exc = RpcError(-32603, "Internal error", {"details": "401 bad key sk-secret-key"})
+
+    def no_auth(exc: RpcError) -> BackendError:
+        raise AssertionError("not an auth error")
+
+    error = call_error("qwen", "session/prompt", exc, 30, secrets, no_auth)
+    assert error.code == p.AGENT_ERROR
+    assert error.message == "agent 'qwen': session/prompt: Internal error: 401 bad key ***"
+    assert error.data == {
+        "code": -32603,
+        "message": "Internal error",
+        "data": {"details": "401 bad key ***"},
+    }
