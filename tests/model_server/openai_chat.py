@@ -44,8 +44,11 @@ from tests.model_server.script import (
 
 API = "openai-chat"
 _ids = count(1)
+# Qwen Code's recovery prompts after a stream cut mid-answer or the output token limit: the
+# model is to go on from where its answer stopped, in the same turn
+RECOVERY_PREFIXES = ("The connection dropped mid-response.", "Output token limit hit.")
 # Text Qwen Code puts in user messages that the user did not type
-CONTEXT_PREFIXES = ("<system-reminder>",)
+CONTEXT_PREFIXES = ("<system-reminder>", *RECOVERY_PREFIXES)
 # The first words of Qwen Code's own side requests (they carry the turn's tools too)
 SIDE_PREFIXES = ("[SUGGESTION MODE", "Managed memory has")
 TURN_TOOLS = ("read_file", "edit", "write_file", "run_shell_command")
@@ -70,6 +73,22 @@ def position(messages: list[JsonObject]) -> tuple[int, int]:
     """(user turn, step): prompts are user messages with text that is not Qwen's context;
     the step is the number of tool results since the last prompt."""
     return conversation_position(messages, lambda m: int(m.get("role") == "tool"), _is_prompt)
+
+
+def resumed(step: Step, messages: list[JsonObject]) -> Step:
+    """The rest of a Say when the request asks to go on after a cut (its last user message is
+    a recovery prompt, the assistant message before it the part already delivered)."""
+    if not isinstance(step, Say) or len(messages) < 2:
+        return step
+    last, previous = messages[-1], messages[-2]
+    if last.get("role") != "user" or not any(
+        t.lstrip().startswith(RECOVERY_PREFIXES) for t in _texts(last)
+    ):
+        return step
+    delivered = "".join(_texts(previous)) if previous.get("role") == "assistant" else ""
+    if not delivered or not step.text.startswith(delivered):
+        return step
+    return Say(step.text[len(delivered) :], chunks=step.chunks)
 
 
 def tool_schemas(body: JsonObject) -> dict[str, Any]:
@@ -198,8 +217,9 @@ def routes(state: ServerState) -> list[Route]:
             entry = Recorded(API, "POST", request.url.path, request.url.query, body, kind="side")
             step = forced_call(body) or side_step(body)
         else:
-            turn, index = position(body.get("messages") or [])
-            step = state.script.step(turn, index)
+            messages = body.get("messages") or []
+            turn, index = position(messages)
+            step = resumed(state.script.step(turn, index), messages)
             entry = Recorded(API, "POST", request.url.path, request.url.query, body, step=step)
         state.record(entry)
         tools = tool_schemas(body)

@@ -274,3 +274,17 @@ def test_cleared_faults_are_not_played(server: ModelServer) -> None:
     server.clear_faults()
     assert _post(server, "gemini").status_code == 200
     assert len(server.faulted) == 1
+
+
+def test_qwens_recovery_prompt_after_a_cut_gets_the_rest_of_the_answer(server: ModelServer) -> None:
+    """Qwen Code asks the model to go on after a stream cut mid-answer: the same turn, and the
+    answer's text past what was delivered."""
+    path, body = _prompt("openai-chat")
+    recovery = "The connection dropped mid-response. Resume directly — no apology."
+    body["messages"] += [
+        {"role": "assistant", "content": "one two th"},
+        {"role": "user", "content": recovery},
+    ]
+    response = httpx.post(server.url + path, json=body, timeout=30)
+    assert _text("openai-chat", response.content) == "ree four five six"
+    assert [r.kind for r in server.requests] == ["turn"]
