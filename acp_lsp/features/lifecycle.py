@@ -63,18 +63,22 @@ class Ending:
         pids = _child_pids(self.server)
         _signal_groups(pids, signal.SIGTERM)
         termed = time.monotonic()
-        if "hub" in built:
-            for session in self.server.hub.sessions.values():
-                if session.status in TURN_STATUSES:
-                    # a turn cut off by the end: kept as far as it got, ended as a cancel ends it
-                    session.finish_turn("cancelled")
-                    session.status = "idle"
-        recorder = self.server.editor.recorder if "editor" in built else None
-        if recorder is not None:
-            recorder.close_now(FINAL_FLUSH_S)
-        if pids:
-            time.sleep(max(0.0, KILL_GRACE_S - (time.monotonic() - termed)))
-            _signal_groups(pids, signal.SIGKILL)
+        try:
+            if "hub" in built:
+                for session in self.server.hub.sessions.values():
+                    if session.status in TURN_STATUSES:
+                        # a turn cut off by the end: kept as far as it got, ended as a cancel
+                        session.finish_turn("cancelled")
+                        session.status = "idle"
+            recorder = self.server.editor.recorder if "editor" in built else None
+            if recorder is not None:
+                recorder.close_now(FINAL_FLUSH_S)
+        except Exception:  # the children go all the same
+            log.exception("writing the session history at the end")
+        finally:
+            if pids:
+                time.sleep(max(0.0, KILL_GRACE_S - (time.monotonic() - termed)))
+                _signal_groups(pids, signal.SIGKILL)
 
     def signalled(self, signum: int) -> None:
         """The signal handler (``signal.signal``: it may interrupt anything). The end runs as
@@ -172,9 +176,9 @@ def register(server: AcpLanguageServer) -> None:
 
         # Settings, the hub and their imports are built right after the answer is written
         # (before the next message is read): the editor does not wait for them.
+        ending(server).loop = asyncio.get_running_loop()  # where a signal's end will run
         if not server.protocol.after_response(start):
             start()
-        ending(server).loop = asyncio.get_running_loop()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def on_configuration(
