@@ -32,15 +32,19 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-FULL = {"sessions": 8, "seconds": 600.0, "tool_calls": 50}
-QUICK = {"sessions": 2, "seconds": 0.0, "tool_calls": 10}  # one round
+FULL = {"sessions": 8, "seconds": 600.0, "tool_calls": 50, "reuse_rounds": 2}
+QUICK = {"sessions": 2, "seconds": 0.0, "tool_calls": 10, "reuse_rounds": 1}  # one round each
 
 
 async def one_run(spec: JsonObject) -> JsonObject:
     from tests.support.soak import Soak
 
     soak = Soak(
-        Path(spec["base"]), spec["sessions"], spec["seconds"], tool_calls=spec["tool_calls"]
+        Path(spec["base"]),
+        spec["sessions"],
+        spec["seconds"],
+        tool_calls=spec["tool_calls"],
+        reuse_rounds=spec["reuse_rounds"],
     )
     result = await soak.run()
     return result.as_json()
@@ -50,7 +54,8 @@ def run(r: Any, section: Any, median: Callable[[list[float]], float], fmt: Any) 
     from bench_agent_turns import _installed
 
     params = dict(QUICK if r.p.quick else FULL)
-    for key, cast in (("sessions", int), ("seconds", float), ("tool_calls", int)):
+    casts = (("sessions", int), ("seconds", float), ("tool_calls", int), ("reuse_rounds", int))
+    for key, cast in casts:
         if value := os.environ.get(f"BENCH_SOAK_{key.upper()}"):
             params[key] = cast(value)
     sec = section(
@@ -91,7 +96,10 @@ def _report(
     load = x["load_avg"]
     problems = x["problems"]
     rows = [
-        ("sessions × rounds = turns", f"{x['sessions']} × {x['rounds']} = {x['turns']}"),
+        (
+            "sessions × rounds = turns (the last rounds: new sessions)",
+            f"{x['sessions']} × {x['rounds']} = {x['turns']} ({len(x['reuse_rss_mb'])})",
+        ),
         ("time (rounds)", f"{x['seconds']:.0f} s"),
         ("turn (median, min–max)", f"{median(turn_s):.1f} s ({min(turn_s):.1f}–{max(turn_s):.1f})"),
         ("tool calls shown, the model's order", f"{fmt(x['tool_calls'])}"),
@@ -106,6 +114,16 @@ def _report(
         (
             "bridge RSS start → after round 1 → end",
             f"{first['rss_mb']:.1f} → {warm['rss_mb']:.1f} → {last['rss_mb']:.1f} MB",
+        ),
+        (
+            "what the sessions hold: acp/getSession JSON start → end",
+            f"{first['snapshots_kb'] / 1024:.1f} → {last['snapshots_kb'] / 1024:.1f} MB",
+        ),
+        (
+            "bridge RSS: the sessions closed → after rounds of as many new ones",
+            f"{x['closed_rss_mb']:.1f} → "
+            + (" → ".join(f"{v:.1f}" for v in x["reuse_rss_mb"]) or "–")
+            + " MB",
         ),
         ("bridge open fds start → end", f"{first['fds']} → {last['fds']}"),
         (
@@ -148,13 +166,24 @@ def _report(
         x["divergences"] == 0,
     )
     growth = last["rss_mb"] - warm["rss_mb"]
+    held = (last["snapshots_kb"] - warm["snapshots_kb"]) / 1024
     sec.goal(
         "soak: bridge memory and fds flat",
-        f"RSS {first['rss_mb']:.1f} → {last['rss_mb']:.1f} MB ({growth:+.1f} after round 1), "
+        f"RSS {first['rss_mb']:.1f} → {last['rss_mb']:.1f} MB ({growth:+.1f} after round 1, "
+        f"while the sessions' transcripts grew {held:+.1f} MB as JSON), "
         f"fds {first['fds']} → {last['fds']}",
         "≤ +16 MB after round 1, fds ≤ +2",
         growth <= 16 and last["fds"] - first["fds"] <= 2,
     )
+    reused = x["reuse_rss_mb"]
+    if reused:
+        sec.goal(
+            "soak: the memory of closed sessions is used again (growth was what they held)",
+            f"RSS {last['rss_mb']:.1f} MB at the end, {x['closed_rss_mb']:.1f} with them "
+            f"closed, {reused[-1]:.1f} after {len(reused)} round(s) of {x['sessions']} new ones",
+            "≤ +2 MB over the end of the soak",
+            reused[-1] <= last["rss_mb"] + 2,
+        )
     sec.goal(
         "soak: no zombie, nothing left",
         f"{x['zombies']} zombies, {len(x['leftovers'])} left",

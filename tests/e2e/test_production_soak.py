@@ -13,6 +13,8 @@ The bench section ``soak`` (bench/bench_soak.py) runs the same for 10 minutes.
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -33,16 +35,20 @@ async def test_claude_soak_loses_nothing_and_leaves_nothing(tmp_path: Path) -> N
     binary("claude")  # skips when the agent is not installed
     soak = Soak(tmp_path, SESSIONS, SECONDS, tool_calls=TOOL_CALLS, min_rounds=2)
     result = await soak.run()
+    if target := os.environ.get("ACP_LSP_RELIABILITY_FIGURES"):  # as tests/reliability do
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"name": "production_soak", "value": result.as_json()}) + "\n")
     assert result.problems == []
     # every turn of every session ran, each with all of its tool calls
     assert result.rounds >= 2
     assert result.turns == SESSIONS * result.rounds
     assert result.tool_calls == TOOL_CALLS * result.turns
     assert result.divergences == 0 and result.zombies == 0 and result.leftovers == []
-    # one agent process for every session, one Claude Code under it per session, all along
+    # one agent process for every session, one Claude Code under it per session (and now and
+    # then a short-lived helper of theirs): they do not pile up
     first, last = result.samples[0], result.samples[-1]
     assert len(first.children) == 1 and len(last.children) == 1
-    assert first.agent_children == last.agent_children == SESSIONS
+    assert SESSIONS <= last.agent_children <= SESSIONS + 2, result.samples
     # the bridge stays flat: memory and open files
     assert last.rss_mb - first.rss_mb <= RSS_GROWTH_MB, result.samples
     assert last.fds - first.fds <= FD_GROWTH, result.samples

@@ -206,7 +206,8 @@ class SoakServer(ModelServer):
     def __init__(self, scripts: dict[str, Script], port: int = 0) -> None:
         super().__init__(SessionScripts(scripts), port)
         config = self._server.config  # loaded when the server starts: wrap it before
-        config.app = by_session(config.app)
+        app: App = config.app  # type: ignore[assignment]  # create_app's Starlette
+        config.app = by_session(app)
 
     def set_scripts(self, scripts: dict[str, Script]) -> None:
         self.state.script = SessionScripts(scripts)

@@ -15,14 +15,15 @@ session one turn, all at once) and at the end this checks, and counts as ``probl
 - the bridge's children settle to the agent alone (no git run left over), no zombie;
 - after ``shutdown``/``exit`` no process of the run is left.
 
-Figures (RSS, open fds, turns, tool calls, updates…) go in :class:`SoakResult`. Used by
-tests/e2e/test_production_soak.py (1 minute) and bench/bench_soak.py (10 minutes).
+Figures go in :class:`SoakResult`. Used by tests/e2e/test_production_soak.py (1 minute) and
+bench/bench_soak.py (10 minutes).
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import os
 import time
 from dataclasses import asdict, dataclass, field
@@ -31,7 +32,7 @@ from typing import Any
 
 from acp_lsp import protocol as p
 from tests.model_server.script import Tool
-from tests.model_server.soak import SoakPlan, SoakServer, prompt
+from tests.model_server.soak import SoakPlan, SoakServer, answer, prompt
 from tests.support.editor_model import view_of
 from tests.support.lsp_editor import TestEditor
 from tests.support.production import processes_of, start_agent, texts
@@ -44,15 +45,14 @@ SETTLE_S = 30.0
 
 
 @dataclass
-class Sample:
-    """The bridge process at one moment."""
-
+class Sample:  # the bridge process at one moment
     at_s: float
     rss_mb: float
     fds: int
     children: list[str]
     agent_children: int
     agent_rss_mb: float
+    snapshots_kb: float  # acp/getSession of every session, as JSON: what the bridge must hold
 
 
 @dataclass
@@ -65,7 +65,6 @@ class SoakResult:
     disk_calls: int = 0  # "Files changed on disk" calls the bridge added
     notifications: int = 0
     updates: int = 0
-    permission_requests: int = 0
     documents_synced: int = 0
     divergences: int = 0
     zombies: int = 0
@@ -74,36 +73,31 @@ class SoakResult:
     samples: list[Sample] = field(default_factory=list)
     turn_s: list[float] = field(default_factory=list)
     load_avg: list[float] = field(default_factory=list)
+    closed_rss_mb: float = 0.0  # once every session is closed (acp/closeSession)
+    reuse_rss_mb: list[float] = field(default_factory=list)  # after each round of new ones
 
     def as_json(self) -> JsonObject:
         return asdict(self)
 
 
-def _status(pid: int) -> JsonObject:
-    out: JsonObject = {}
+def _status(pid: int) -> dict[str, str]:
     try:
-        text = Path(f"/proc/{pid}/status").read_text()
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
     except OSError:
-        return out
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        out[key] = value.strip()
-    return out
+        return {}  # gone meanwhile
+    return {k: v.strip() for k, _, v in (line.partition(":") for line in lines)}
 
 
 def _rss_mb(pid: int) -> float:
-    value = _status(pid).get("VmRSS", "0 kB").split()[0]
-    return int(value) / 1024
+    return int(_status(pid).get("VmRSS", "0 kB").split()[0]) / 1024
 
 
 def _children() -> dict[int, list[int]]:
     """ppid → pids, over every live process."""
     out: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            ppid = _status(int(entry)).get("PPid")
-            if ppid is not None:
-                out.setdefault(int(ppid), []).append(int(entry))
+    for pid in (int(e) for e in os.listdir("/proc") if e.isdigit()):
+        if (ppid := _status(pid).get("PPid")) is not None:
+            out.setdefault(int(ppid), []).append(pid)
     return out
 
 
@@ -113,6 +107,10 @@ def _cmdline(pid: int) -> str:
     except OSError:
         return ""
     return raw.replace(b"\0", b" ").decode(errors="replace").strip()
+
+
+def _is_git(cmdline: str) -> bool:
+    return os.path.basename(cmdline.split(" ")[0]) == "git"
 
 
 def _descendants(pid: int, tree: dict[int, list[int]]) -> list[int]:
@@ -125,8 +123,7 @@ def _descendants(pid: int, tree: dict[int, list[int]]) -> list[int]:
 
 
 def _same_call(call: JsonObject, tool: Tool) -> bool:
-    """Claude's tool call shows the model's call: the same file, and for an edit or a write
-    the same text (its rawInput is the model's input)."""
+    """Claude's tool call is the model's: its rawInput is the model's input."""
     raw, a = call.get("rawInput") or {}, tool.args
     if raw.get("file_path") != a["path"]:
         return False
@@ -148,9 +145,10 @@ class Soak:
         seconds: float,
         tool_calls: int = 50,
         agent: str = "claude",
-        max_turns: int = 200,
+        max_turns: int = 100,
         min_rounds: int = 1,
         mode: str | None = "acceptEdits",
+        reuse_rounds: int = 0,
     ) -> None:
         self.base = base
         self.root = base / "ws"
@@ -159,15 +157,21 @@ class Soak:
         self.min_rounds = min_rounds
         self.mode = mode
         self.names = [f"s{i}" for i in range(sessions)]
-        self.plans = {n: SoakPlan(self.root / n, n, tool_calls=tool_calls) for n in self.names}
+        # then, with reuse_rounds: close them all and run as many new ones, to see whether
+        # the memory the closed sessions held is used again (growth was what they held)
+        self.reuse_rounds = reuse_rounds
+        self.reuse_names = [f"r{i}" for i in range(sessions)] if reuse_rounds else []
+        self.plans = {
+            n: SoakPlan(self.root / n, n, tool_calls=tool_calls)
+            for n in self.names + self.reuse_names
+        }
         self.max_turns = max_turns
         self.result = SoakResult(sessions=sessions)
-        self.sids: dict[str, str] = {}
-        self.turns_done = 0
-        self.editor: TestEditor | None = None
+        self.live, self.sids, self.turns_done = list[str](), dict[str, str](), 0
         self.bridge = 0
         self.agent_pid = 0
         self.started = 0.0
+        self.snapshot_bytes = 0
 
     def problem(self, text: str) -> None:
         if len(self.result.problems) < 50:  # the first ones tell; a flood would not
@@ -179,21 +183,26 @@ class Soak:
         scripts = {n: plan.script(self.max_turns) for n, plan in self.plans.items()}
         self.result.load_avg = list(os.getloadavg())
         with SoakServer(scripts) as model:
-            editor = self.editor = await start_agent(self.base, self.root, self.agent, model)
+            editor = await start_agent(self.base, self.root, self.agent, model)
             assert editor._server is not None
             self.bridge = editor._server.pid
             try:
-                await self._sessions(editor)
-                self.started = time.monotonic()
-                self.sample()
+                await self._start(editor, self.names)
                 while self.result.rounds < self.min_rounds or (
                     time.monotonic() - self.started < self.seconds
                 ):
                     await self._round(editor)
-                    if self.result.problems and self.turns_done >= self.max_turns:
+                    self.result.samples.append(self.sample())
+                    if self.turns_done >= self.max_turns:
                         break
                 self.result.seconds = time.monotonic() - self.started
                 await self._final(editor)
+                if self.reuse_names:
+                    await self._start(editor, self.reuse_names)
+                    for _ in range(self.reuse_rounds):
+                        await self._round(editor)
+                        self.result.reuse_rss_mb.append(self.sample().rss_mb)
+                    await self._final(editor)
             finally:
                 await self._end(editor)
             unknown = model.unknown_requests()
@@ -202,8 +211,18 @@ class Soak:
         self.result.load_avg += list(os.getloadavg())
         return self.result
 
+    async def _start(self, editor: TestEditor, names: list[str]) -> None:
+        """Sessions ``names`` open, their files open in the editor; the first sample."""
+        self.live, self.sids, self.turns_done = names, {}, 0
+        await self._sessions(editor)
+        await self.check_models(editor)
+        await self.settle()  # the first snapshots of the folders are git runs too
+        if not self.started:
+            self.started = time.monotonic()
+            self.result.samples.append(self.sample())
+
     async def _sessions(self, editor: TestEditor) -> None:
-        for name in self.names:
+        for name in self.live:
             snapshot = await editor.new_session(cwd=str(self.root / name))
             self.sids[name] = snapshot["sessionId"]
             if self.mode is not None:
@@ -229,20 +248,20 @@ class Soak:
 
     async def _round(self, editor: TestEditor) -> None:
         turn = self.turns_done + 1
-        await asyncio.gather(*(self._turn(editor, name, turn) for name in self.names))
+        await asyncio.gather(*(self._turn(editor, name, turn) for name in self.live))
         self.turns_done = turn
         self.result.rounds += 1
-        self.result.turns += len(self.names)
+        self.result.turns += len(self.live)
         self.check_files(editor)
+        await self.check_models(editor)
         await self.settle()
-        self.sample()
 
     # -- checks ----------------------------------------------------------------------------
 
     def check_files(self, editor: TestEditor) -> None:
         """Disk = what the model asked for; each buffer = disk (+ the user's line)."""
-        for name, plan in self.plans.items():
-            want = plan.files_after(self.turns_done)
+        for name in self.live:
+            want = self.plans[name].files_after(self.turns_done)
             for file, text in want.items():
                 path = self.root / name / file
                 disk = path.read_text(encoding="utf-8")
@@ -253,6 +272,19 @@ class Soak:
                 if buffer != expected:
                     self.result.divergences += 1
                     self.problem(f"{name}/{file} after turn {self.turns_done}: buffer != disk")
+
+    async def check_models(self, editor: TestEditor) -> None:
+        """Each idle session's model in the editor = acp/getSession (view and seq)."""
+        self.snapshot_bytes = 0
+        for name, sid in self.sids.items():
+            snapshot = await editor.acp(p.ACP_GET_SESSION, {"sessionId": sid})
+            self.snapshot_bytes += len(json.dumps(snapshot))
+            model = editor.sessions[sid]
+            if model.seq != snapshot["seq"] or model.view() != view_of(snapshot):
+                self.problem(
+                    f"{name} after turn {self.turns_done}: the editor's model differs from "
+                    f"acp/getSession (seq {model.seq} vs {snapshot['seq']})"
+                )
 
     async def settle(self) -> None:
         """Wait for the bridge's children to be the agent alone; count zombies."""
@@ -278,10 +310,10 @@ class Soak:
     def _find_agent(self, tree: dict[int, list[int]]) -> None:
         """The agent: the bridge's child that is not one of its git runs."""
         if not self.agent_pid:
-            kids = [k for k in tree.get(self.bridge, []) if _cmdline(k).split(" ")[:1] != ["git"]]
+            kids = [k for k in tree.get(self.bridge, []) if not _is_git(_cmdline(k))]
             self.agent_pid = kids[0] if len(kids) == 1 else 0
 
-    def sample(self) -> None:
+    def sample(self) -> Sample:
         tree = _children()
         self._find_agent(tree)
         try:
@@ -289,27 +321,24 @@ class Soak:
         except OSError:
             fds = -1
         agent_kids = _descendants(self.agent_pid, tree) if self.agent_pid else []
-        self.result.samples.append(
-            Sample(
-                at_s=round(time.monotonic() - self.started, 1),
-                rss_mb=round(_rss_mb(self.bridge), 1),
-                fds=fds,
-                children=[_cmdline(k)[:80] for k in tree.get(self.bridge, [])],
-                agent_children=len(agent_kids),
-                agent_rss_mb=round(sum(map(_rss_mb, [self.agent_pid, *agent_kids])), 1)
-                if self.agent_pid
-                else 0.0,
-            )
+        return Sample(
+            at_s=round(time.monotonic() - self.started, 1),
+            rss_mb=round(_rss_mb(self.bridge), 1),
+            fds=fds,
+            children=[_cmdline(k)[:80] for k in tree.get(self.bridge, [])],
+            agent_children=len(agent_kids),
+            agent_rss_mb=round(sum(map(_rss_mb, [self.agent_pid, *agent_kids])), 1)
+            if self.agent_pid
+            else 0.0,
+            snapshots_kb=round(self.snapshot_bytes / 1024, 1),
         )
 
     async def _final(self, editor: TestEditor) -> None:
         """Per session: answers, tool calls, seq, the model against acp/getSession."""
         r = self.result
-        r.permission_requests = len(editor.permission_requests)
         r.documents_synced = sum(1 for m, _ in editor.notifications if m == p.ACP_DOCUMENTS_SYNCED)
         for name, sid in self.sids.items():
-            plan = self.plans[name]
-            answers = [s.text for t in range(self.turns_done) for s in plan.turn(t)[-1:]]
+            answers = [answer(name, t + 1) for t in range(self.turns_done)]
             got = texts(editor, sid)
             if got != answers:
                 self.problem(f"{name}: answers differ: {got[:3]!r}, asked {answers[:2]!r}")
@@ -328,10 +357,11 @@ class Soak:
             gaps = [(a, b) for a, b in itertools.pairwise(seqs) if b != a + 1]
             if gaps:
                 self.problem(f"{name}: seq not contiguous, e.g. {gaps[:3]}")
-            snapshot = await editor.acp(p.ACP_GET_SESSION, {"sessionId": sid})
-            model = editor.sessions[sid]
-            if model.seq != snapshot["seq"] or model.view() != view_of(snapshot):
-                self.problem(f"{name}: the editor's model differs from acp/getSession")
+        await self.check_models(editor)
+        for sid in self.sids.values():  # what the sessions held can go
+            await editor.acp(p.ACP_CLOSE_SESSION, {"sessionId": sid})
+        await asyncio.sleep(1)
+        r.closed_rss_mb = r.closed_rss_mb or round(_rss_mb(self.bridge), 1)
         if editor.schema_errors:
             self.problem(f"schema errors: {editor.schema_errors[:3]}")
 
