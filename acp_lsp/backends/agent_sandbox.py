@@ -176,10 +176,12 @@ class AgentSandbox:
         self.started: list[str] | None = None  # the roots of the running process
 
     def roots(self) -> list[str]:
+        """The writable roots a start gets: never ``/`` (a workspace folder ``/`` is left out,
+        a session there refused)."""
         out: list[str] = []
         for root in [*self._workspace(), *self._asked]:
             real = os.path.realpath(root)
-            if os.path.isabs(root) and os.path.isdir(real) and real not in out:
+            if os.path.isabs(root) and os.path.isdir(real) and real != "/" and real not in out:
                 out.append(real)
         return out
 

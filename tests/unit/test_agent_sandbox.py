@@ -161,10 +161,11 @@ def test_a_session_outside_the_started_roots_restarts_an_idle_agent_and_is_refus
 
 
 def test_the_whole_tree_is_never_a_writable_root(tmp_path: Path) -> None:
-    sandbox = AgentSandbox("a", agent(), lambda: [], {})
+    sandbox = AgentSandbox("a", agent(), lambda: ["/", str(tmp_path)], {})
     with pytest.raises(BackendError) as refused:
         sandbox.admit(["/"], running=False, busy=False)
     assert refused.value.code == p.INVALID_PARAMS
+    assert sandbox.roots() == [str(tmp_path)]  # a workspace folder "/" is left out
 
 
 # -- where bubblewrap cannot run ----------------------------------------------------------------
