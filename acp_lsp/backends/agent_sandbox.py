@@ -237,7 +237,7 @@ class AgentSandbox:
                 continue  # not ours to create: it stays read-only
         for path in [*dirs, *present]:
             real = os.path.realpath(path)
-            if os.path.exists(real):
+            if os.path.exists(real) and real != "/":  # a HOME of "/" must not open all
                 out.append(real)
         tmp = data_dir(self._environ) / "agent-tmp"
         tmp.mkdir(parents=True, exist_ok=True)

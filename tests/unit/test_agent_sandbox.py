@@ -131,6 +131,9 @@ async def test_an_agent_with_a_home_of_its_own_may_write_all_of_it(tmp_path: Pat
     env = {"HOME": str(own), "PATH": os.environ["PATH"], "CODEX_HOME": str(tmp_path / "codex")}
     _, argv = await wrap(tmp_path, agent(command="codex-acp"), [], env)
     assert set(binds(argv)) == {str(own), str(own / ".codex"), str(tmp_path / "codex")}
+    # a HOME of "/" (some service users have one) opens nothing more
+    _, argv = await wrap(tmp_path, agent(sandboxWritable=["/"]), [], {**env, "HOME": "/"})
+    assert "/" not in binds(argv)
 
 
 # -- roots known later ------------------------------------------------------------------------
