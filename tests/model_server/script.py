@@ -23,6 +23,7 @@ import asyncio
 import difflib
 import shlex
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,6 +115,8 @@ class Recorded:
     body: Any
     kind: str = "turn"
     step: Step | None = None
+    # when it arrived (time.monotonic): how long an agent waited before a retry
+    at: float = field(default_factory=time.monotonic)
 
 
 @dataclass

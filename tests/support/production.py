@@ -132,6 +132,20 @@ def codex_config(model: ModelServer, home: Path) -> JsonObject:
     }
 
 
+SETTINGS_FILES = {"qwen": ".qwen/settings.json", "gemini": ".gemini/settings.json"}
+
+
+def merged(base: JsonObject, extra: JsonObject) -> JsonObject:
+    """``base`` with ``extra`` merged in, objects key by key."""
+    out = dict(base)
+    for key, value in extra.items():
+        old = out.get(key)
+        out[key] = (
+            merged(old, value) if isinstance(old, dict) and isinstance(value, dict) else value
+        )
+    return out
+
+
 def write_settings(path: Path, settings: JsonObject) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(settings, indent=2), encoding="utf-8")
@@ -279,10 +293,12 @@ async def start_agent(
     profile: str = "visual_studio_code",
     options: JsonObject | None = None,
     env: dict[str, str] | None = None,
+    settings: JsonObject | None = None,
 ) -> TestEditor:
     """The real acp-lsp server with agent ``name`` (the default) against ``model``, and a
     TestEditor initialized on ``workspace``. ``options`` merge into initializationOptions;
-    ``env`` into the agent's environment."""
+    ``env`` into the agent's environment; ``settings`` into its settings file (Qwen Code,
+    Gemini CLI: :data:`SETTINGS_FILES`)."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     config = ClientServerConfig(
@@ -292,6 +308,9 @@ async def start_agent(
     assert isinstance(editor, TestEditor)
     agent = agent_config(name, model, home)
     agent["env"] = {**agent["env"], **(env or {})}
+    if settings:
+        path = home / SETTINGS_FILES[name]
+        write_settings(path, merged(json.loads(path.read_text(encoding="utf-8")), settings))
     init = {"agents": {name: agent}, "defaultAgent": name}
     await editor.initialize_session(
         types.InitializeParams(

@@ -288,3 +288,12 @@ def test_qwens_recovery_prompt_after_a_cut_gets_the_rest_of_the_answer(server: M
     response = httpx.post(server.url + path, json=body, timeout=30)
     assert _text("openai-chat", response.content) == "ree four five six"
     assert [r.kind for r in server.requests] == ["turn"]
+
+
+def test_requests_say_when_they_came(server: ModelServer) -> None:
+    server.inject(rate_limited(1))
+    first = _post(server, "openai-chat")
+    second = _post(server, "openai-chat")
+    assert (first.status_code, second.status_code) == (429, 200)
+    before, after = server.turn_requests()
+    assert before.at < after.at
