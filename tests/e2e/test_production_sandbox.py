@@ -1,9 +1,12 @@
 """The agent sandbox (``sandbox = "workspace"``) as a user meets it, through the real server.
 
 Claude Code writes files itself, on disk (no ``fs/*`` request reaches acp-lsp, so acp-lsp's own
-path checks never see those writes): under bubblewrap its Write outside the workspace fails with
-its own error, which the user sees on the tool call, and the file is not there afterwards; a
-Write inside works. Where bubblewrap cannot run, the agent does not start, and says why.
+path checks never see those writes): under bubblewrap its Write and Bash outside the workspace
+fail with its own error, which the user sees on the tool call, and the file is not there
+afterwards; inside they work. Codex, Qwen Code and Gemini CLI are confined the same way. Where
+bubblewrap cannot run, the agent does not start, and says why. A session in a folder the running
+agent was not started with restarts it when idle and is refused while it is busy. And the same
+as an unprivileged user, whose bubblewrap needs a user namespace.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pytest_lsp import ClientServerConfig
 
 import acp_lsp
 from acp_lsp import protocol as p
+from acp_lsp.backends.agent_sandbox import SandboxUnavailable, probe
 from tests.e2e.conftest import start_editor
 from tests.model_server import ModelServer, Say, Script, Tool
 from tests.support.lsp_editor import TestEditor, capabilities
@@ -40,7 +44,20 @@ from tests.support.production import (
 pytestmark = pytest.mark.timeout(240)
 
 TURN = 180.0
-needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+
+
+def bwrap_problem() -> str | None:
+    try:
+        probe("bwrap")
+    except SandboxUnavailable as exc:
+        return str(exc)
+    return None
+
+
+BWRAP_PROBLEM = bwrap_problem()
+needs_bwrap = pytest.mark.skipif(
+    BWRAP_PROBLEM is not None, reason=f"the agent sandbox cannot run here: {BWRAP_PROBLEM}"
+)
 
 
 def sandboxed(config: dict[str, Any], **extra: Any) -> dict[str, Any]:
