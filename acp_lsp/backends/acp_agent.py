@@ -37,7 +37,8 @@ class AcpAgent(Backend):
         workspace_folders: Callable[[], Sequence[str]] = tuple,
     ) -> None:
         super().__init__(name, editor)
-        self._sandbox = (
+        # the bubblewrap confinement of sandbox = "workspace" (also for its terminal commands)
+        self.sandbox = (
             AgentSandbox(name, config, workspace_folders, environ)
             if config.sandbox == "workspace"
             else None
@@ -132,7 +133,7 @@ class AcpAgent(Backend):
                 self.config,
                 env,
                 self._secrets,
-                self._sandbox,
+                self.sandbox,
                 on_notification=self._on_notification,
                 on_request=self._on_request,
                 on_stderr=self._on_stderr,
@@ -153,7 +154,7 @@ class AcpAgent(Backend):
     async def _admit(self, cwd: str, dirs: Sequence[str], busy: bool) -> None:
         """A sandboxed process writes only the roots it started with: one lacking this
         session's is restarted first when idle (``busy`` refuses the session instead)."""
-        if self._sandbox is not None and self._sandbox.admit([cwd, *dirs], self.running, busy):
+        if self.sandbox is not None and self.sandbox.admit([cwd, *dirs], self.running, busy):
             self.editor.log("info", f"[{self.name}] restarting: sandbox roots now include {cwd}")
             await self.stop()
 

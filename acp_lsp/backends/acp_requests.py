@@ -134,6 +134,8 @@ class AgentRequests:
         cwd = params.get("cwd")
         if cwd is not None and not isinstance(cwd, str):
             raise RpcError(p.INVALID_PARAMS, "cwd: expected a string")
+        if self.backend.sandbox is not None:  # a command it has us run is confined like it
+            command, args = self.backend.sandbox.confine(command, args)
         terminal_id = await self.backend.editor.create_terminal(
             session, command, args, env, cwd, _opt_int(params, "outputByteLimit")
         )

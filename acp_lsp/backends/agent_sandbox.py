@@ -174,6 +174,7 @@ class AgentSandbox:
         self._environ = environ
         self._asked: list[str] = []  # every session root asked for, in order
         self.started: list[str] | None = None  # the roots of the running process
+        self._prefix: list[str] = []  # its bubblewrap command line, up to the command
 
     def roots(self) -> list[str]:
         """The writable roots a start gets: never ``/`` (a workspace folder ``/`` is left out,
@@ -224,7 +225,15 @@ class AgentSandbox:
         writable, tmp = await asyncio.to_thread(self._prepare, env)
         env["TMPDIR"] = tmp
         self.started = self.roots()
-        return bwrap_argv(bwrap, [*self.started, *writable], tmp, [command, *args])
+        self._prefix = bwrap_argv(bwrap, [*self.started, *writable], tmp, [])
+        return [*self._prefix, command, *args]
+
+    def confine(self, command: str, args: Sequence[str]) -> tuple[str, list[str]]:
+        """A command the agent has acp-lsp run (``terminal/create``), under the same
+        bubblewrap as the agent (a tmpfs of its own)."""
+        if not self._prefix:  # no process started yet: nothing asks for a terminal then
+            raise BackendError(p.AGENT_UNAVAILABLE, f"agent {self.name!r} is not running")
+        return self._prefix[0], [*self._prefix[1:], command, *args]
 
     def _prepare(self, env: Mapping[str, str]) -> tuple[list[str], str]:
         server_home = self._environ.get("HOME") or os.path.expanduser("~")

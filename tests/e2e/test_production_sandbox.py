@@ -279,14 +279,43 @@ async def test_the_other_agents_are_confined_too(
         await editor.shutdown_session()
 
 
-# An ACP agent in a few lines of the standard library: each prompt, it writes the files named on
-# its command line itself and says how each went.
-WRITING_AGENT = """
+# An ACP agent in a few lines of the standard library. Each prompt, it writes the files named on
+# its command line and says how each went: itself, or (prompt "terminal") through a command it
+# asks acp-lsp to run (terminal/create), writing each path + ".term".
+WRITING_AGENT = r"""
 import json, sys
+TERM = 'for f; do if echo x > "$f.term"; then echo "$f.term: written"; fi; done 2>&1'
 def send(obj):
-    sys.stdout.write(json.dumps(obj) + "\\n")
+    sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
-for line in sys.stdin:
+def call(method, params):
+    send({"jsonrpc": "2.0", "id": method, "method": method, "params": params})
+    while True:
+        msg = json.loads(sys.stdin.readline())
+        if msg.get("id") == method and "method" not in msg:
+            return msg.get("result") or msg.get("error")
+def write_all():
+    said = []
+    for path in sys.argv[1:]:
+        try:
+            with open(path, "w") as fh:
+                fh.write("x\n")
+            said.append(path + ": written")
+        except OSError as exc:
+            said.append(path + ": " + exc.strerror)
+    return "\n".join(said)
+def run_terminal():
+    sid = {"sessionId": "s1"}
+    term = call("terminal/create", {**sid, "command": "sh", "args": ["-c", TERM, "sh", *sys.argv[1:]]})
+    term = {**sid, "terminalId": term["terminalId"]}
+    call("terminal/wait_for_exit", term)
+    output = call("terminal/output", term)["output"]
+    call("terminal/release", term)
+    return output
+while True:
+    line = sys.stdin.readline()
+    if not line:
+        break
     msg = json.loads(line)
     method, mid = msg.get("method"), msg.get("id")
     if method == "initialize":
@@ -294,15 +323,8 @@ for line in sys.stdin:
     elif method == "session/new":
         send({"jsonrpc": "2.0", "id": mid, "result": {"sessionId": "s1"}})
     elif method == "session/prompt":
-        said = []
-        for path in sys.argv[1:]:
-            try:
-                with open(path, "w") as fh:
-                    fh.write("x\\n")
-                said.append(path + ": written")
-            except OSError as exc:
-                said.append(path + ": " + exc.strerror)
-        text = {"type": "text", "text": "\\n".join(said)}
+        said = run_terminal() if msg["params"]["prompt"][0]["text"] == "terminal" else write_all()
+        text = {"type": "text", "text": said}
         update = {"sessionUpdate": "agent_message_chunk", "content": text}
         send({"jsonrpc": "2.0", "method": "session/update",
               "params": {"sessionId": "s1", "update": update}})
@@ -310,6 +332,40 @@ for line in sys.stdin:
     elif mid is not None:
         send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": method}})
 """
+
+
+async def check_writes(editor: TestEditor, agent: str, inside: Path, outside: Path) -> None:
+    """The agent's own writes, then its terminal's: outside refused, inside written."""
+    sid = (await editor.new_session(agent=agent))["sessionId"]
+    assert (await editor.prompt(sid, "write"))["stopReason"] == "end_turn"
+    said = texts(editor, sid)[-1]
+    assert f"{outside}: Read-only file system" in said and f"{inside}: written" in said, said
+    assert not outside.exists() and inside.read_text() == "x\n"
+    assert (await editor.prompt(sid, "terminal"))["stopReason"] == "end_turn"
+    said = texts(editor, sid)[-1]
+    assert "Read-only file system" in said and f"{inside}.term: written" in said, said
+    assert f"{outside}.term: written" not in said and not Path(f"{outside}.term").exists()
+    assert Path(f"{inside}.term").read_text() == "x\n"
+
+
+@needs_bwrap
+async def test_the_commands_it_has_acp_lsp_run_are_confined_too(tmp_path: Path) -> None:
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    (tmp_path / "agent.py").write_text(WRITING_AGENT, encoding="utf-8")
+    inside, out = ws / "in.txt", outside / "out.txt"
+    writer = {
+        "command": sys.executable,
+        "args": [str(tmp_path / "agent.py"), str(out), str(inside)],
+    }
+    editor = await start_demo(tmp_path, ws, {"writer": sandboxed(writer)})
+    try:
+        await check_writes(editor, "writer", inside, out)
+    finally:
+        await editor.shutdown_session()
+
+
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 SYSTEM_PYTHON = "/usr/bin/python3"  # the venv's interpreter may be out of reach for nobody
 
@@ -371,11 +427,7 @@ async def test_as_an_unprivileged_user_through_user_namespaces(tmp_path: Path) -
                     initialization_options={"agents": {"writer": sandboxed(agent)}},
                 )
             )
-            sid = (await editor.new_session(agent="writer"))["sessionId"]
-            assert (await editor.prompt(sid, "write"))["stopReason"] == "end_turn"
-            said = texts(editor, sid)[-1]
-            assert f"{outside}: Read-only file system" in said and f"{inside}: written" in said
-            assert not outside.exists() and inside.read_text() == "x\n"
+            await check_writes(editor, "writer", inside, outside)
             assert inside.stat().st_uid == 65534  # written by the user, mapped back
         finally:
             await editor.shutdown_session()
