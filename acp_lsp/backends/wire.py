@@ -31,7 +31,7 @@ from acp_lsp.backends.wire_frames import (
 )
 from acp_lsp.backends.wire_frames import discard_awaitable as _discard
 from acp_lsp.backends.wire_rpc import JsonRpcPeer
-from acp_lsp.backends.wire_tree import started, stop_tree
+from acp_lsp.backends.wire_tree import Proc, descendants, started, stop_tree
 
 __all__ = [
     "CANCEL_REQUEST",
@@ -57,6 +57,7 @@ _STDERR_DRAIN = 0.5  # how long the stderr tail may take to settle before report
 _KILL_WAIT = 5.0
 _GROUP_REAP_WAIT = 2.0
 _ORPHAN_GRACE = 0.5  # a dead agent's children: SIGTERM, then SIGKILL after this
+_TREE_NOTE_EVERY = 0.5  # how often the agent's tree is noted besides at each request
 
 
 class AgentProcess(JsonRpcPeer):
@@ -85,6 +86,7 @@ class AgentProcess(JsonRpcPeer):
         )
         self._proc = proc
         self._leader_start = started(proc.pid)  # tells the agent's tree from a reused pid
+        self._seen_tree: list[Proc] = []  # its descendants, as last noted
         self._on_stderr = on_stderr
         self._on_exit = on_exit
         self._stderr_raw = b""
@@ -94,6 +96,7 @@ class AgentProcess(JsonRpcPeer):
         self._writer = self._tasks.spawn(self._write_stdin(proc.stdin), f"{name}:stdin")
         self._waiter = self._tasks.spawn(proc.wait(), f"{name}:wait")
         self._supervisor = self._tasks.spawn(self._supervise(), f"{name}:supervise")
+        self._tasks.spawn(self._keep_noting_tree(), f"{name}:tree")
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -224,9 +227,28 @@ class AgentProcess(JsonRpcPeer):
     async def _reap_tree(self, grace: float) -> None:
         """Nothing the agent started may outlive it: its group, and the commands it ran in
         sessions of their own (Claude Code's Bash), which signalling the group misses."""
-        left = await stop_tree(self.pid, self._leader_start, min(grace, 0.5), _GROUP_REAP_WAIT)
+        left = await stop_tree(
+            self.pid, self._leader_start, min(grace, 0.5), _GROUP_REAP_WAIT, self._seen_tree
+        )
         if left:
             log.error("%s: processes %s survived SIGKILL", self.name, [p.pid for p in left])
+
+    async def request(self, method: str, params: Any, *, timeout: float | None = None) -> Any:
+        self._note_tree()  # what it runs for this request is noted from its start
+        return await super().request(method, params, timeout=timeout)
+
+    def _note_tree(self) -> None:
+        """Note the agent's descendants: a command it ran in a session of its own is
+        orphaned when it dies, and only this note still links the two (~0.1 ms)."""
+        if self._gone is None:
+            found = descendants(self.pid)
+            if started(self.pid) == self._leader_start:  # a dead agent has no children left
+                self._seen_tree = found
+
+    async def _keep_noting_tree(self) -> None:
+        while self._gone is None:
+            await asyncio.sleep(_TREE_NOTE_EVERY)
+            self._note_tree()
 
     async def _supervise(self) -> None:
         """Decide when the agent is gone: its process exited, or its stdout closed."""

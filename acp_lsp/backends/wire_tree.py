@@ -4,7 +4,10 @@ The agent leads its own session and process group, but not everything it starts 
 Claude Code runs each Bash command in a new session of its own (setsid), so signalling the
 agent's group misses the command, and when the agent is killed its children are orphaned
 and keep running. The tree is: every live process of the agent's session or group, and every
-descendant of those (by parent pid), wherever its own group is.
+descendant of those (by parent pid), wherever its own group is. A child of the agent itself
+that left its session is orphaned (to init) the moment the agent dies, so nothing links it to
+the agent any more: the agent's descendants are also noted while it works (``descendants``),
+and those still running are stopped with the rest.
 """
 
 from __future__ import annotations
@@ -91,6 +94,35 @@ def process_tree(leader: int, leader_start: int | None = None) -> list[Proc]:
     return list(seen.values())
 
 
+def descendants(pid: int) -> list[Proc]:
+    """``pid``'s live descendants, read from /proc/PID/task/TID/children (a few small files,
+    cheap enough to do every second); the full scan where the kernel lacks those files."""
+    found: dict[int, Proc] = {}
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children", "rb") as fh:
+                    kids = fh.read().split()
+            except FileNotFoundError:
+                if parent == pid and task == tasks[0]:
+                    return [p for p in process_tree(pid) if p.pid != pid]
+                continue
+            except OSError:
+                continue
+            for kid in kids:
+                proc = _read(int(kid))
+                if proc is not None and proc.pid not in found:
+                    found[proc.pid] = proc
+                    todo.append(proc.pid)
+    return list(found.values())
+
+
 def signal_tree(procs: list[Proc], sig: signal.Signals) -> None:
     for proc in procs:
         if proc.same_process():  # never signal a pid that was reused meanwhile
@@ -99,11 +131,16 @@ def signal_tree(procs: list[Proc], sig: signal.Signals) -> None:
 
 
 async def stop_tree(
-    leader: int, leader_start: int | None, grace: float, kill_wait: float
+    leader: int,
+    leader_start: int | None,
+    grace: float,
+    kill_wait: float,
+    seen: list[Proc] | None = None,
 ) -> list[Proc]:
-    """SIGTERM the tree of ``leader``, SIGKILL what is left after ``grace`` seconds; returns
-    the processes that survived ``kill_wait`` more seconds (empty when all are gone)."""
-    procs = process_tree(leader, leader_start)
+    """SIGTERM the tree of ``leader`` (and those of ``seen``, its descendants found earlier,
+    that still run), SIGKILL what is left after ``grace`` seconds; returns the processes that
+    survived ``kill_wait`` more seconds (empty when all are gone)."""
+    procs = _merge([p for p in seen or [] if p.same_process()], process_tree(leader, leader_start))
     if not procs:
         return []
     signal_tree(procs, signal.SIGTERM)

@@ -17,18 +17,28 @@ import asyncio
 import json
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig
 
 from acp_lsp import protocol as p
 from tests.model_server import ModelServer, Say, Script, Tool
 from tests.model_server.script import Recorded, stall
-from tests.support.lsp_editor import TestEditor
-from tests.support.production import binary, open_session, start_agent, texts, tool_calls
+from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities
+from tests.support.production import (
+    binary,
+    open_session,
+    server_env,
+    start_agent,
+    texts,
+    tool_calls,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -293,3 +303,71 @@ async def test_claude_killed_mid_answer(tmp_path: Path, model: ModelServer) -> N
     assert "Tell me a story." in sent_text(last) and "Go on." in sent_text(last)
     record({"answerCutOff": shown, "modelSawCutOffAnswer": "one two" in sent_text(last)})
     await finish(editor, model, tmp_path)
+
+
+# -- the same without a production agent (runs wherever the agents are not installed) ----------
+
+
+def demo_with_children(tmp_path: Path) -> JsonObject:
+    """The demo agent, started by a shell that first leaves two children behind it: one in
+    the agent's own group and one in a session of its own (as Claude Code runs its Bash).
+    Each start appends "agent-pid child-pid setsid-child-pid" to tmp_path/pids."""
+    script = (
+        'setsid sleep 300 & lone=$!; sleep 301 & kid=$!; echo "$$ $kid $lone" >> "$0"; exec "$@"'
+    )
+    argv = [sys.executable, "-m", "acp_lsp.demo_agent"]
+    return {
+        "command": "/bin/sh",
+        "args": ["-c", script, str(tmp_path / "pids"), *argv],
+        "env": {"ACP_DEMO_DELAY": "0", "ACP_DEMO_STATE_DIR": str(tmp_path / "demo-state")},
+    }
+
+
+def started_pids(tmp_path: Path) -> list[list[int]]:
+    lines = (tmp_path / "pids").read_text(encoding="ascii").splitlines()
+    return [[int(pid) for pid in line.split()] for line in lines]
+
+
+async def test_agent_killed_or_restarted_leaves_no_process(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    config = ClientServerConfig(
+        server_command=SERVER_COMMAND, client_factory=TestEditor, server_env=server_env(home)
+    )
+    editor = await config.start()
+    assert isinstance(editor, TestEditor)
+    await editor.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities("neovim"),
+            root_uri=ws.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
+            initialization_options={"agents": {"demo": demo_with_children(tmp_path)}},
+        )
+    )
+    sid = (await editor.new_session())["sessionId"]
+    assert (await editor.prompt(sid, "hello"))["stopReason"] == "end_turn"
+    [[agent, kid, lone]] = started_pids(tmp_path)
+    assert _stat(lone) is not None and int(_stat(lone)[3]) == lone  # a session of its own
+
+    os.kill(agent, signal.SIGKILL)  # a crash between two turns
+    await editor.wait_for(lambda: editor.status_values(sid)[-1:] == ["failed"])
+    [status] = [s for s in editor.statuses[sid] if s["status"] == "failed"]
+    assert status["error"]["message"].startswith(
+        f"agent 'demo' was killed by SIGKILL (pid {agent})"
+    )
+    assert await wait_gone([agent, kid, lone]) == []
+
+    loaded = await reload(editor, "demo", sid, editor.sessions[sid].seq)  # starts the agent
+    assert texts(editor, sid, "user") == ["hello"] and loaded["messages"][-1]["role"] == "agent"
+    [_, [agent, kid, lone]] = started_pids(tmp_path)
+    # a deliberate stop reaches the command in its own session too
+    assert await editor.acp(p.ACP_RESTART_AGENT, {"agent": "demo"}) == {}
+    assert await wait_gone([agent, kid, lone]) == []
+    await reload(editor, "demo", sid, editor.sessions[sid].seq)  # stopping failed it again
+    assert (await editor.prompt(sid, "still there?"))["stopReason"] == "end_turn"
+    server = editor._server
+    assert server is not None
+    await editor.shutdown_session()
+    assert leftovers(home, server.pid) == []
