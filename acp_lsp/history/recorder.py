@@ -83,8 +83,9 @@ class Recorder:
 
     # -- the store ---------------------------------------------------------------------------
     async def store(self) -> HistoryStore | None:
-        """The open store, opened on first use; None when history is off or unusable."""
-        if not self.enabled or self._failed:
+        """The open store, opened on first use; None when history is off or unusable, or
+        after the end closed it."""
+        if not self.enabled or self._failed or self._closed:
             return None
         if self._store is not None:
             return self._store
@@ -260,12 +261,14 @@ class Recorder:
         return new
 
     def _mark_all(self) -> None:
+        """Every session is written once more at the end (its row: status, title, extras)."""
         if self._loop is not None:
             with contextlib.suppress(RuntimeError):  # its event loop is closed: it is done
                 self._loop.cancel()
         for state in self._states.values():
             if not state.dirty:
-                self._mark(state)
+                state.dirty = True  # not _mark: no loop may run to wake
+                self._dirty.append(state)
 
     async def close(self) -> None:
         if self._closed:
