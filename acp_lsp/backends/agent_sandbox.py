@@ -222,7 +222,10 @@ class AgentSandbox:
         SandboxUnavailable when bubblewrap cannot run."""
         bwrap = find_bwrap(self.config.bwrap, env.get("PATH"))
         await asyncio.to_thread(probe, bwrap)  # each start: a clear reason, not a dead agent
-        writable, tmp = await asyncio.to_thread(self._prepare, env)
+        try:
+            writable, tmp = await asyncio.to_thread(self._prepare, env)
+        except OSError as exc:
+            raise SandboxUnavailable(f"cannot make its private temp directory: {exc}") from None
         env["TMPDIR"] = tmp
         self.started = self.roots()
         self._prefix = bwrap_argv(bwrap, [*self.started, *writable], tmp, [])

@@ -198,6 +198,13 @@ def test_the_reason_bubblewrap_cannot_run_is_given(tmp_path: Path) -> None:
     )
 
 
+@needs_bwrap
+async def test_a_temp_directory_that_cannot_be_made_is_a_clear_reason(tmp_path: Path) -> None:
+    (tmp_path / "data").write_text("a file where the data dir should be", encoding="utf-8")
+    with pytest.raises(SandboxUnavailable, match="cannot make its private temp directory"):
+        await wrap(tmp_path, agent(), [], {"HOME": str(tmp_path), "PATH": os.environ["PATH"]})
+
+
 def test_doctor_says_whether_the_sandbox_can_run(tmp_path: Path) -> None:
     missing = {"agents": {"demo": {"sandbox": "workspace", "bwrap": str(tmp_path / "none")}}}
     [row] = check_sandbox([missing])
