@@ -190,6 +190,32 @@ async def test_bubblewrap_that_cannot_run_stops_the_start(tmp_path: Path) -> Non
         await editor.shutdown_session()
 
 
+async def test_bubblewrap_failing_at_the_agents_start_is_reported(tmp_path: Path) -> None:
+    """It passes the probe but cannot build this agent's sandbox: the start fails with its
+    words, and nothing runs unconfined."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    fake = tmp_path / "bwrap"
+    said = "bwrap: Can't mount tmpfs on /newroot/agent-tmp: Permission denied"
+    fake.write_text(
+        f'#!/bin/sh\n[ "$1" = --version ] && echo bubblewrap 0.8.0 && exit 0\n'
+        f'[ "$#" = 6 ] && exit 0\necho "{said}" >&2\nexit 1\n',
+        encoding="utf-8",
+    )
+    fake.chmod(0o755)
+    editor = await start_demo(tmp_path, ws, {"demo": demo_agent(bwrap=str(fake))})
+    try:
+        with pytest.raises(JsonRpcException) as caught:
+            await editor.new_session()
+        assert caught.value.code == p.AGENT_UNAVAILABLE
+        assert caught.value.message.startswith("agent 'demo' failed to start")
+        assert said in caught.value.message, caught.value.message  # its stderr tail
+        listed = (await editor.acp(p.ACP_LIST_AGENTS, {}))["agents"]
+        assert next(a for a in listed if a["name"] == "demo")["running"] is False
+    finally:
+        await editor.shutdown_session()
+
+
 def sandbox_binds(home: Path) -> list[str]:
     """The paths the live bubblewrap of the agent whose HOME is ``home`` binds writable."""
     found: list[str] = []
