@@ -115,6 +115,12 @@ EXIT_CODES = {
 }
 
 
+def _store_closed(tmp_path: Path) -> bool:
+    """SQLite folds the write-ahead log into the file and removes it at the last close."""
+    data = tmp_path / "data"
+    return (data / "history.sqlite3").exists() and not (data / "history.sqlite3-wal").exists()
+
+
 async def _reopened(
     tmp_path: Path, workspace: Path, check: Callable[[RawLspClient], Awaitable[None]]
 ) -> None:
@@ -172,6 +178,7 @@ async def test_an_answered_turn_outlives_every_end(
     finally:
         await client.aclose()
     assert not await wait_gone(pids, BOUND_S)
+    assert _store_closed(tmp_path)
 
     async def check(reopened: RawLspClient) -> None:
         stored = await _stored(reopened, sid)
@@ -205,6 +212,7 @@ async def test_a_session_younger_than_one_flush_is_kept(tmp_path: Path, workspac
         assert await _end(client, "exit") == 1
     finally:
         await client.aclose()
+    assert _store_closed(tmp_path)
 
     async def check(reopened: RawLspClient) -> None:
         stored = await _stored(reopened, sid)
@@ -260,6 +268,7 @@ async def test_a_turn_cut_off_by_the_end_keeps_what_it_showed(
     finally:
         await client.aclose()
     assert not await wait_gone(pids, BOUND_S)
+    assert _store_closed(tmp_path)
 
     async def check(reopened: RawLspClient) -> None:
         stored = await _stored(reopened, sid)
