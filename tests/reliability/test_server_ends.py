@@ -4,7 +4,9 @@ The server is ended right after a prompt's answer, well inside the history recor
 interval (250 ms), in each way an editor ends it: ``shutdown`` + ``exit``, ``exit`` alone,
 its pipe closing, SIGTERM, SIGHUP, SIGINT. A second server on the same data dir
 (ACP_LSP_DATA_DIR) must list the session and read back the whole turn; every agent and
-terminal process the first server started must be gone, checked by pid.
+terminal process the first server started must be gone, checked by pid. Also: the run's only
+session (the store not opened yet), a turn the end cuts off, and the final flush against a
+busy store thread.
 """
 
 from __future__ import annotations
@@ -275,6 +277,9 @@ async def test_a_turn_cut_off_by_the_end_keeps_what_it_showed(
         assert [_texts(m) for m in stored["messages"]] == ["count zebras", "So far: two zebras"]
         [call] = stored["toolCalls"]
         assert call["status"] == "cancelled"
+        if how != "shutdown-exit":  # ended as a cancel ends a turn
+            listed = (await reopened.call("acp/listSessions", {}))["sessions"]
+            assert [s["status"] for s in listed if s["sessionId"] == sid] == ["idle"]
 
     await _reopened(tmp_path, workspace, check)
 
