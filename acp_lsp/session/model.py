@@ -290,12 +290,14 @@ class Session:
             elif entry.get("toolCall") in calls:
                 self.upsert_tool_call(dict(calls[entry["toolCall"]]))
         self._turn_ids = {}
+        # modes, config options and commands the agent just gave are its truth: a stored
+        # "acceptEdits" over the agent's "auto" would show a mode the agent is not in
         for key, attr in (("plan", "_plan"), ("usage", "_usage"), ("modes", "_modes")):
-            if isinstance(snapshot.get(key), dict):
+            if isinstance(snapshot.get(key), dict) and (key != "modes" or self._modes is None):
                 setattr(self, attr, snapshot[key])
-        if isinstance(snapshot.get("configOptions"), list):
+        if isinstance(snapshot.get("configOptions"), list) and self._config_options is None:
             self._config_options = snapshot["configOptions"]
-        if isinstance(snapshot.get("commands"), list):
+        if isinstance(snapshot.get("commands"), list) and not self._commands:
             self._commands = snapshot["commands"]
         self.title = snapshot.get("title") if isinstance(snapshot.get("title"), str) else self.title
 

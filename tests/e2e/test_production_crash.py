@@ -116,8 +116,16 @@ async def wait_gone(pids: list[int]) -> list[int]:
     return left
 
 
-def leftovers(home: Path, server: int) -> list[str]:
-    """Processes of this test (HOME is its own) other than the server itself."""
+async def leftovers(home: Path, server: int) -> list[str]:
+    """Processes of this test (HOME is its own) other than the server itself, once none is
+    left or GONE seconds passed (one started right before the kill is stopped too, last)."""
+    deadline = time.monotonic() + GONE
+    while (found := _leftovers(home, server)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return found
+
+
+def _leftovers(home: Path, server: int) -> list[str]:
     marker = f"HOME={home}".encode()
     found = []
     for entry in os.listdir("/proc"):
@@ -170,7 +178,7 @@ async def kill_mid_turn(
     gone = time.monotonic() - killed
     assert left == [], {pid: tree[pid] for pid in left}
     assert editor._server is not None
-    assert leftovers(tmp_path / "home", editor._server.pid) == []
+    assert await leftovers(tmp_path / "home", editor._server.pid) == []
     record(
         {
             "agent": name,
@@ -219,7 +227,7 @@ async def finish(editor: TestEditor, model: ModelServer, tmp_path: Path) -> None
     server = editor._server.pid
     await editor.shutdown_session()
     assert not editor.schema_errors, editor.schema_errors
-    assert leftovers(tmp_path / "home", server) == []
+    assert await leftovers(tmp_path / "home", server) == []
     assert model.unknown_requests() == [], model.unknown_requests()
 
 
@@ -305,6 +313,33 @@ async def test_claude_killed_mid_answer(tmp_path: Path, model: ModelServer) -> N
     await finish(editor, model, tmp_path)
 
 
+async def test_claude_killed_before_its_first_turn_comes_back_from_the_transcript(
+    tmp_path: Path, model: ModelServer
+) -> None:
+    """Claude keeps a session on disk from its first prompt on: killed before that, it has
+    nothing to resume, and the bridge starts a new agent session primed with what was shown."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    model.script = Script("answer", [[Say("First answer.")]])
+    editor = await start_agent(tmp_path, ws, "claude", model)
+    sid = await open_session(editor)
+    agent = agent_pid(editor, "claude")
+    tree = process_tree(agent)
+    os.kill(agent, signal.SIGKILL)
+    await editor.wait_for(lambda: editor.status_values(sid)[-1:] == ["failed"])
+    assert editor.statuses[sid][-1]["error"]["message"].startswith(
+        f"agent 'claude' was killed by SIGKILL (pid {agent})"
+    )
+    assert await wait_gone(list(tree)) == []
+    loaded = await editor.acp(p.ACP_LOAD_SESSION, {"agent": "claude", "sessionId": sid}, TURN)
+    assert (loaded["sessionId"], loaded["status"]) == (sid, "idle")
+    assert loaded["resumedFrom"] == "transcript"
+    editor.adopt(loaded)
+    assert (await editor.prompt(sid, "Hello?", timeout=TURN))["stopReason"] == "end_turn"
+    assert texts(editor, sid)[-1].startswith("First answer.")
+    await finish(editor, model, tmp_path)
+
+
 # -- the same without a production agent (runs wherever the agents are not installed) ----------
 
 
@@ -370,4 +405,4 @@ async def test_agent_killed_or_restarted_leaves_no_process(tmp_path: Path) -> No
     server = editor._server
     assert server is not None
     await editor.shutdown_session()
-    assert leftovers(home, server.pid) == []
+    assert await leftovers(home, server.pid) == []
