@@ -163,15 +163,20 @@ def call_error(
 GENERIC_MESSAGES = frozenset(
     {"internal error", "invalid params", "invalid request", "parse error", "server error", "error"}
 )
+INTERNAL = "internal error"
 DETAIL_KEYS = ("details", "detail", "reason", "message", "error")
 MAX_DETAIL = 1000
 
 
 def agent_reason(exc: RpcError) -> str:
-    """The agent's words for a failed request: its message, with the reason its ``data``
+    """The agent's words for a failed request: its message, or the reason its ``data``
     carries when the message is only the code's name (Qwen Code answers a model API error
-    with "Internal error" and ``data.details``)."""
+    with "Internal error" and ``data.details``). "Internal error", the catch-all, is left
+    out when a reason follows it (claude-agent-acp: "Internal error: API Error: …")."""
     message = exc.message.strip()
+    head, _, rest = message.partition(":")
+    if head.lower() == INTERNAL and rest.strip():
+        return rest.strip()
     if message.rstrip(".").lower() not in GENERIC_MESSAGES:
         return message
     detail = _detail(exc.data)
@@ -179,7 +184,7 @@ def agent_reason(exc: RpcError) -> str:
         return message
     if len(detail) > MAX_DETAIL:
         detail = detail[:MAX_DETAIL] + "…"
-    return f"{message}: {detail}" if message else detail
+    return detail if message.rstrip(".").lower() == INTERNAL else f"{message}: {detail}"
 
 
 def _detail(data: Any, depth: int = 0) -> str:

@@ -18,19 +18,16 @@ QWEN_401 = "401 Incorrect API key provided: sk-scripted."
     ("message", "data", "reason"),
     [
         # Qwen Code: the model API's error in data.details
-        ("Internal error", {"details": QWEN_401}, f"Internal error: {QWEN_401}"),
+        ("Internal error", {"details": QWEN_401}, QWEN_401),
         # Claude: the reason is in the message already; data only classifies it
-        (
-            "Internal error: API Error: 500",
-            {"errorKind": "server_error"},
-            "Internal error: API Error: 500",
-        ),
+        ("Internal error: API Error: 500", {"errorKind": "server_error"}, "API Error: 500"),
         (
             "Invalid params",
             {"error": {"message": "cwd must be absolute"}},
             "Invalid params: cwd must be absolute",
         ),
-        ("Internal error", "socket hang up", "Internal error: socket hang up"),
+        ("Internal error", "socket hang up", "socket hang up"),
+        ("Internal error: ", None, "Internal error:"),
         ("Internal error", None, "Internal error"),
         ("Internal error", {"details": "  "}, "Internal error"),
         (
@@ -61,7 +58,7 @@ def test_the_editor_error_names_agent_method_and_reason_and_keeps_the_data_redac
 
     error = call_error("qwen", "session/prompt", exc, 30, secrets, no_auth)
     assert error.code == p.AGENT_ERROR
-    assert error.message == "agent 'qwen': session/prompt: Internal error: 401 bad key ***"
+    assert error.message == "agent 'qwen': session/prompt: 401 bad key ***"
     assert error.data == {
         "code": -32603,
         "message": "Internal error",
