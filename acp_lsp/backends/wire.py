@@ -57,7 +57,7 @@ _STDERR_DRAIN = 0.5  # how long the stderr tail may take to settle before report
 _KILL_WAIT = 5.0
 _GROUP_REAP_WAIT = 2.0
 _ORPHAN_GRACE = 0.5  # a dead agent's children: SIGTERM, then SIGKILL after this
-_TREE_NOTE_EVERY = 0.5  # how often the agent's tree is noted besides at each request
+_TREE_NOTE_EVERY = 0.2  # how often the agent's tree is noted besides at each request
 
 
 class AgentProcess(JsonRpcPeer):

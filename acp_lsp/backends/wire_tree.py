@@ -70,8 +70,12 @@ def started(pid: int) -> int | None:
     return proc.start if proc is not None else None
 
 
-def process_tree(leader: int, leader_start: int | None = None) -> list[Proc]:
-    """Live members of the session or group ``leader`` leads, and all their descendants.
+def process_tree(
+    leader: int, leader_start: int | None = None, noted: list[Proc] | None = None
+) -> list[Proc]:
+    """Live members of the session or group ``leader`` leads, and all their descendants;
+    with ``noted`` (descendants found earlier), also those still running, the members of the
+    sessions and groups they lead, and their descendants.
 
     ``leader_start`` (from :func:`started`) guards against a reused pid: the kernel gives a
     pid again only once no session or group uses it, so a live ``leader`` that started at
@@ -83,7 +87,12 @@ def process_tree(leader: int, leader_start: int | None = None) -> list[Proc]:
     children: dict[int, list[Proc]] = {}
     for proc in procs:
         children.setdefault(proc.ppid, []).append(proc)
-    todo = [p for p in procs if leader in (p.sid, p.pgid) or p.pid == leader]
+    starts = {p.pid: p.start for p in procs}
+    noted = [n for n in noted or [] if starts.get(n.pid, n.start) == n.start]  # pid not reused
+    roots = {n.pid for n in noted if n.pid in starts}  # still running
+    # a session or group stays while it has members, and its id is not given again meanwhile
+    leaders = {leader} | {n.pid for n in noted if n.pid in (n.sid, n.pgid)}
+    todo = [p for p in procs if p.pid in roots or p.sid in leaders or p.pgid in leaders]
     seen: dict[int, Proc] = {}
     while todo:
         proc = todo.pop()
@@ -146,7 +155,7 @@ async def stop_tree(
     signal_tree(procs, signal.SIGTERM)
     if await _gone(procs, grace):
         return []
-    procs = _merge(procs, process_tree(leader, leader_start))  # children started meanwhile
+    procs = _merge(procs, process_tree(leader, leader_start, seen))  # started meanwhile
     signal_tree(procs, signal.SIGKILL)
     await _gone(procs, kill_wait)
     return [p for p in procs if p.same_process()]
