@@ -3,6 +3,7 @@ command, an early exit, no answer in time, another protocol version) to one clea
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable
 from typing import Any
@@ -164,6 +165,7 @@ GENERIC_MESSAGES = frozenset(
     {"internal error", "invalid params", "invalid request", "parse error", "server error", "error"}
 )
 INTERNAL = "internal error"
+TITLE = re.compile(r"<title>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 DETAIL_KEYS = ("details", "detail", "reason", "message", "error")
 MAX_DETAIL = 1000
 
@@ -176,15 +178,30 @@ def agent_reason(exc: RpcError) -> str:
     message = exc.message.strip()
     head, _, rest = message.partition(":")
     if head.lower() == INTERNAL and rest.strip():
-        return rest.strip()
+        return html_page_title(rest.strip())
     if message.rstrip(".").lower() not in GENERIC_MESSAGES:
         return message
     detail = _detail(exc.data)
     if not detail or detail in message:
         return message
+    detail = html_page_title(detail)
     if len(detail) > MAX_DETAIL:
         detail = detail[:MAX_DETAIL] + "…"
     return detail if message.rstrip(".").lower() == INTERNAL else f"{message}: {detail}"
+
+
+def html_page_title(reason: str) -> str:
+    """A reason that holds a proxy's HTML error page (Qwen Code passes the body on: "502
+    <html>…"), as the page's title."""
+    start = reason.lower().find("<html")
+    if start < 0:
+        return reason
+    found = TITLE.search(reason, start)
+    title = " ".join(found.group(1).split()) if found else ""
+    before = reason[:start].strip()
+    if title.startswith(before):
+        before = ""
+    return " ".join(x for x in (before, title, "(an HTML error page)") if x)
 
 
 def _detail(data: Any, depth: int = 0) -> str:

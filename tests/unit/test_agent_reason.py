@@ -43,6 +43,25 @@ def test_the_reason_is_the_message_or_what_data_adds(
     assert agent_reason(RpcError(-32603, message, data)) == reason
 
 
+PAGE = (
+    "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
+    "<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>"
+)
+
+
+@pytest.mark.parametrize(
+    ("details", "reason"),
+    [
+        (f"502 {PAGE}", "502 Bad Gateway (an HTML error page)"),
+        (f"upstream said {PAGE}", "upstream said 502 Bad Gateway (an HTML error page)"),
+        ("503 <html><body>down</body></html>", "503 (an HTML error page)"),
+    ],
+)
+def test_a_proxy_page_in_the_reason_reads_as_its_title(details: str, reason: str) -> None:
+    assert agent_reason(RpcError(-32603, "Internal error", {"details": details})) == reason
+    assert agent_reason(RpcError(-32603, f"Internal error: {details}")) == reason
+
+
 def test_a_long_reason_is_cut() -> None:
     reason = agent_reason(RpcError(-32603, "Internal error", {"details": "x" * 5000}))
     assert len(reason) < 1100 and reason.endswith("…")
