@@ -198,6 +198,12 @@ QWEN_FAULTS = {
     "500": Expect(server_error, True, None),
     "401": Expect(bad_key, False, "401 Incorrect API key provided"),
     "html": Expect(lambda n: html_page(502, n), True, None),
+    # Qwen passes a proxy's page on whole; the bridge shows its title (a 503: waited out fast)
+    "html-gives-up": Expect(
+        lambda n: Fault("html", 503, {"retry-after-ms": "20"}, times=n),
+        True,
+        "503 Service Unavailable (an HTML error page)",
+    ),
     # a cut after some text: Qwen asks the model to go on from there (3 times), then gives
     # up with undici's word for it; the text it got stays
     "cut": Expect(lambda n: cut_stream(3, n), True, "terminated"),
