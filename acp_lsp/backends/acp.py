@@ -157,6 +157,10 @@ class AcpBackend(AcpAgent):
             session.set_config_options(options)
 
     async def load_session(self, session_id: str, cwd: str) -> Session:
+        dirs_known = self._failed.get(session_id)
+        await self._admit(
+            cwd, dirs_known[1].additional_directories if dirs_known else [], bool(self._sessions)
+        )
         await self._process()  # one request brings a failed session back: start the agent
         known = self._failed.pop(session_id, None)
         agent_sid = known[0] if known else self._agent_ids.get(session_id, session_id)
