@@ -21,6 +21,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from acp_lsp.backends.wire_tree import Proc, process_tree, signal_tree
 from acp_lsp.server import AcpLanguageServer
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,9 @@ class Ending:
         self._finishing = True
         built = self.server.__dict__  # the editor side and the hub exist once used
         pids = _child_pids(self.server)
+        trees = _trees(pids)
         _signal_groups(pids, signal.SIGTERM)
+        signal_tree(trees, signal.SIGTERM)
         termed = time.monotonic()
         try:
             if "hub" in built:
@@ -79,6 +82,7 @@ class Ending:
             if pids:
                 time.sleep(max(0.0, KILL_GRACE_S - (time.monotonic() - termed)))
                 _signal_groups(pids, signal.SIGKILL)
+                signal_tree(trees, signal.SIGKILL)
 
     def signalled(self, signum: int) -> None:
         """The signal handler (``signal.signal``: it may interrupt anything). The end runs as
@@ -252,6 +256,16 @@ def _child_pids(server: AcpLanguageServer) -> list[int]:
         if isinstance(pid, int):
             pids.append(pid)
     return pids
+
+
+def _trees(pids: list[int]) -> list[Proc]:
+    """Every process under those groups, wherever its own group is: Claude Code and Codex
+    run each shell command in a session of its own, which signalling the group misses."""
+    found: dict[tuple[int, int], Proc] = {}
+    for pid in pids:
+        for proc in process_tree(pid):
+            found[(proc.pid, proc.start)] = proc
+    return list(found.values())
 
 
 def _signal_groups(pids: list[int], sig: int) -> None:

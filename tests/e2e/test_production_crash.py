@@ -422,3 +422,35 @@ async def test_agent_killed_or_restarted_leaves_no_process(tmp_path: Path) -> No
     assert server is not None
     await editor.shutdown_session()
     assert await leftovers(home, server.pid) == []
+
+
+@pytest.mark.parametrize(
+    ("agent", "mode", "sig"),
+    [
+        ("claude", "acceptEdits", signal.SIGTERM),
+        ("codex", "full-access", signal.SIGTERM),
+        ("codex", "full-access", signal.SIGHUP),
+    ],
+    ids=["claude-SIGTERM", "codex-SIGTERM", "codex-SIGHUP"],
+)
+async def test_the_server_killed_during_a_shell_command_leaves_no_process(
+    tmp_path: Path, model: ModelServer, agent: str, mode: str, sig: signal.Signals
+) -> None:
+    """The editor kills the server while the agent's shell runs a command: Claude Code and
+    Codex run it in a session of its own, which signalling the agent's group does not reach
+    (Claude Code stops its commands itself on SIGTERM; Codex does not)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    model.script = Script("sleep", [[Tool("shell", {"command": SLEEP}), Say("Slept.")]])
+    editor = await start_agent(tmp_path, ws, agent, model)
+    sid = await open_session(editor, mode)
+    turn = asyncio.ensure_future(editor.prompt(sid, "Sleep for half a minute.", timeout=TURN))
+    tree = await wait_for_process(agent_pid(editor, agent), "sleep 30")
+    assert editor._server is not None
+    server = editor._server.pid
+    os.kill(server, sig)
+    with pytest.raises(RuntimeError, match="exited"):  # the server went under the request
+        await turn
+    left = await wait_gone(list(tree))
+    assert left == [], {pid: tree[pid] for pid in left}
+    assert await leftovers(tmp_path / "home", server) == []
