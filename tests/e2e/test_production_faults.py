@@ -23,16 +23,14 @@ not waited out here.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pygls.exceptions import JsonRpcException
 
 from acp_lsp import protocol as p
-from tests.model_server import ModelServer, Say, Script
+from tests.model_server import ModelServer, Say
 from tests.model_server.faults import (
     Fault,
     bad_key,
@@ -45,16 +43,33 @@ from tests.model_server.faults import (
     stall_stream,
 )
 from tests.model_server.script import HUGE_END, huge_answer
-from tests.support.editor_model import view_of
+from tests.support.faults import (
+    ANSWER,
+    PERMANENT,
+    RETRY_AFTER,
+    TURN,
+    Expect,
+    answered,
+    every_turn_answers,
+    history_is_what_was_shown,
+    prompt_error,
+    reply,
+)
 from tests.support.lsp_editor import TestEditor
 from tests.support.production import open_session, start_agent
 
 pytestmark = pytest.mark.timeout(300)
-
-ANSWER = "one two three four five six"
-TURN = 180.0  # a whole turn on a shared 2-core machine: generous, never asserted on
-RETRY_AFTER = 2  # seconds, in the 429 a single retry must wait for
-PERMANENT = 50  # more turn requests than any bounded retry loop makes
+__all__ = [  # test_production_faults_openai_gemini.py imports these from here too
+    "ANSWER",
+    "PERMANENT",
+    "RETRY_AFTER",
+    "TURN",
+    "answered",
+    "every_turn_answers",
+    "history_is_what_was_shown",
+    "prompt_error",
+    "reply",
+]
 
 
 @dataclass(frozen=True)
@@ -74,64 +89,12 @@ SETUPS = {
 }
 
 
-def every_turn_answers(turns: int = 6) -> Script:
-    """The same answer in every turn: agents count a failed turn in their history or not."""
-    return Script("faults", [[Say(ANSWER, chunks=6)] for _ in range(turns)])
-
-
 async def start(tmp_path: Path, model: ModelServer, agent: str) -> tuple[TestEditor, str]:
     ws = tmp_path / "ws"
     ws.mkdir()
     setup = SETUPS[agent]
     editor = await start_agent(tmp_path, ws, agent, model, env=setup.env, settings=setup.settings)
     return editor, await open_session(editor, setup.mode)
-
-
-def reply(editor: TestEditor, sid: str) -> str:
-    """The agent's text since the last prompt, as the editor shows it."""
-    messages = editor.sessions[sid].messages
-    last = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
-    return "".join(
-        b.get("text", "")
-        for m in messages[last + 1 :]
-        if m["role"] == "agent"
-        for b in m["content"]
-        if b.get("type") == "text"
-    )
-
-
-async def prompt_error(editor: TestEditor, sid: str, text: str) -> JsonRpcException:
-    with pytest.raises(JsonRpcException) as info:
-        await editor.prompt(sid, text, timeout=TURN)
-    # the reason, not JSON-RPC's name for the code (acp_start.agent_reason)
-    assert "Internal error" not in info.value.message
-    return info.value
-
-
-async def answered(editor: TestEditor, sid: str, text: str) -> None:
-    """A prompt that ends normally with the whole answer."""
-    assert await editor.prompt(sid, text, timeout=TURN) == {"stopReason": "end_turn"}
-    assert reply(editor, sid) == ANSWER
-    assert editor.statuses[sid][-1]["status"] == "idle"
-
-
-async def history_is_what_was_shown(editor: TestEditor, sid: str, prompts: int) -> None:
-    snapshot = await editor.acp(p.ACP_GET_SESSION, {"sessionId": sid})
-    assert view_of(snapshot) == editor.sessions[sid].view()
-    assert [m["role"] for m in snapshot["messages"]].count("user") == prompts
-    assert not editor.schema_errors, editor.schema_errors
-
-
-@dataclass(frozen=True)
-class Expect:
-    """What the user sees for one fault."""
-
-    fault: Callable[[int], Fault]  # turn requests it holds for → the fault
-    retried: bool  # a single one is retried: the answer shows whole
-    error: str | None  # words of the acp/prompt error once it stays (None: not waited out)
-    said: str | None = None  # words of the agent message it writes about it
-    code: int = p.AGENT_ERROR
-    waits: float = 0  # the retry comes no sooner than this (a retry-after), in seconds
 
 
 def fast_429(times: int) -> Fault:
