@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_lsp import protocol as p
-from acp_lsp.backends.base import Backend, BackendError, EditorPort
+from acp_lsp.backends.base import Backend, BackendError, EditorPort, died_error, gone_error
 from acp_lsp.config import AgentConfig, Settings
 from acp_lsp.secret_store import SecretStore
 from acp_lsp.session import Session
@@ -26,25 +26,6 @@ log = logging.getLogger(__name__)
 
 JsonObject = dict[str, Any]
 BackendFactory = Callable[[str, AgentConfig], Backend]
-
-
-# a session whose agent is gone comes back with one request: it starts the agent again
-RECOVERY = "; acp/loadSession brings the session back"
-
-
-def _gone(session: Session) -> BackendError:
-    return BackendError(
-        p.AGENT_UNAVAILABLE,
-        f"session {session.session_id!r} failed: agent {session.agent!r} is gone"
-        f"{RECOVERY}, starting the agent again (no acp/restartAgent needed)",
-    )
-
-
-def _died(session: Session, error: BackendError) -> BackendError:
-    """A turn's error; when the agent died under it, with the way back."""
-    if session.status != "failed" or error.code != p.AGENT_UNAVAILABLE:
-        return error
-    return BackendError(error.code, error.message + RECOVERY, error.data)
 
 
 @dataclass
@@ -255,7 +236,7 @@ class Hub:
                 p.UNKNOWN_SESSION, f"session {session_id!r} is closed", {"sessionId": session_id}
             )
         if session.status == "failed":
-            raise _gone(session)
+            raise gone_error(session)
         if session_id in self.turns:
             raise BackendError(p.TURN_RUNNING, f"a turn is already running in {session_id!r}")
         blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt
@@ -305,7 +286,7 @@ class Hub:
         if session.status in ("failed", "closed"):
             self.editor.flush(session)
             if error is not None:
-                raise _died(session, error)
+                raise died_error(session, error)
             return stop
         if error is not None:
             self.editor.set_status(
@@ -374,7 +355,7 @@ class Hub:
     def _usable(self, session_id: str) -> Session:
         session = self.session(session_id)
         if session.status == "failed":
-            raise _gone(session)
+            raise gone_error(session)
         return session
 
     async def set_mode(self, session_id: str, mode_id: str) -> None:

@@ -16,7 +16,7 @@ from acp_lsp.backends import acp_caps
 from acp_lsp.backends.acp_agent import AcpAgent
 from acp_lsp.backends.acp_requests import AgentRequests
 from acp_lsp.backends.acp_start import ACP_PROTOCOL_VERSION, CLIENT_CAPABILITIES
-from acp_lsp.backends.base import BackendError, EditorPort
+from acp_lsp.backends.base import RECOVERY, BackendError, EditorPort
 from acp_lsp.config import AgentConfig
 from acp_lsp.secret_store import SecretStore
 from acp_lsp.session import Session, named_paths
@@ -26,9 +26,6 @@ log = logging.getLogger(__name__)
 JsonObject = dict[str, Any]
 
 __all__ = ["ACP_PROTOCOL_VERSION", "CLIENT_CAPABILITIES", "AcpBackend"]
-
-# what a session whose agent died is told (the turn's error says the same, hub.RECOVERY)
-RECOVERY = "; acp/loadSession brings the session back"
 
 
 class AcpBackend(AcpAgent):

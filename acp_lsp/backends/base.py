@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from acp_lsp.protocol import AGENT_UNAVAILABLE
+
 if TYPE_CHECKING:
     from acp_lsp.session import Session
 
@@ -27,6 +29,26 @@ class BackendError(Exception):
         self.code = code
         self.message = message
         self.data = data
+
+
+# a session whose agent is gone comes back with one request: it starts the agent again
+RECOVERY = "; acp/loadSession brings the session back"
+
+
+def gone_error(session: Session) -> BackendError:
+    """What a request to a session whose agent is gone is told."""
+    return BackendError(
+        AGENT_UNAVAILABLE,
+        f"session {session.session_id!r} failed: agent {session.agent!r} is gone"
+        f"{RECOVERY}, starting the agent again (no acp/restartAgent needed)",
+    )
+
+
+def died_error(session: Session, error: BackendError) -> BackendError:
+    """A turn's error; when the agent died under it, with the way back."""
+    if session.status != "failed" or error.code != AGENT_UNAVAILABLE:
+        return error
+    return BackendError(error.code, error.message + RECOVERY, error.data)
 
 
 @dataclass
