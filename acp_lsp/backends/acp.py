@@ -200,24 +200,8 @@ class AcpBackend(AcpAgent):
         self._apply_state(session, result)
         if known is not None:
             session.resumed_from = "agent"
-            await self._keep_mode(session, chosen)
+            await self.keep_mode(session, chosen)
         return session
-
-    async def _keep_mode(self, session: Session, before: JsonObject | None) -> None:
-        """The mode the user chose survives the agent's restart (Codex resumes a session in
-        its default mode: full-access came back read-only)."""
-        wanted = before.get("currentModeId") if before else None
-        now = session.modes
-        if not isinstance(wanted, str) or now is None or now.get("currentModeId") == wanted:
-            return
-        available = now.get("availableModes")
-        if isinstance(available, list) and any(
-            isinstance(m, dict) and m.get("id") == wanted for m in available
-        ):
-            try:
-                await self.set_mode(session, wanted)
-            except BackendError as exc:
-                self.editor.log("warning", f"[{self.name}] mode {wanted!r} not restored: {exc}")
 
     def _readopt(self, agent_sid: str, session: Session) -> Session:
         self._sessions[agent_sid] = session

@@ -237,6 +237,23 @@ class Backend(abc.ABC):
     async def set_mode(self, session: Session, mode_id: str) -> None:
         raise BackendError(-32006, f"agent {self.name!r} does not support modes")
 
+    async def keep_mode(self, session: Session, before: JsonObject | None) -> None:
+        """Set the mode the user chose (``before``: the modes they had) again where the
+        session came back in another: Codex resumes in its default mode (full-access came
+        back read-only), a session primed from the transcript starts in the agent's."""
+        wanted = before.get("currentModeId") if before else None
+        now = session.modes
+        if not isinstance(wanted, str) or now is None or now.get("currentModeId") == wanted:
+            return
+        available = now.get("availableModes")
+        if isinstance(available, list) and any(
+            isinstance(m, dict) and m.get("id") == wanted for m in available
+        ):
+            try:
+                await self.set_mode(session, wanted)
+            except BackendError as exc:
+                self.editor.log("warning", f"[{self.name}] mode {wanted!r} not restored: {exc}")
+
     async def set_config_option(
         self, session: Session, config_id: str, value: str | bool
     ) -> list[JsonObject]:

@@ -135,6 +135,7 @@ class History:
             session.restore(snapshot)
             session.primer = [primer(snapshot)]
             session.resumed_from = "transcript"
+            await self.hub.backend(agent).keep_mode(session, snapshot.get("modes"))
         return session
 
     # -- rename / delete / export --------------------------------------------------------------

@@ -338,7 +338,7 @@ async def test_claude_killed_before_its_first_turn_comes_back_from_the_transcrip
     ws.mkdir()
     model.script = Script("answer", [[Say("First answer.")]])
     editor = await start_agent(tmp_path, ws, "claude", model)
-    sid = await open_session(editor)
+    sid = await open_session(editor, "acceptEdits")
     agent = agent_pid(editor, "claude")
     tree = process_tree(agent)
     os.kill(agent, signal.SIGKILL)
@@ -350,6 +350,7 @@ async def test_claude_killed_before_its_first_turn_comes_back_from_the_transcrip
     loaded = await editor.acp(p.ACP_LOAD_SESSION, {"agent": "claude", "sessionId": sid}, TURN)
     assert (loaded["sessionId"], loaded["status"]) == (sid, "idle")
     assert loaded["resumedFrom"] == "transcript"
+    assert loaded["modes"]["currentModeId"] == "acceptEdits"  # the new agent session too
     editor.adopt(loaded)
     assert (await editor.prompt(sid, "Hello?", timeout=TURN))["stopReason"] == "end_turn"
     assert texts(editor, sid)[-1].startswith("First answer.")
