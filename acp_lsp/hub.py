@@ -163,15 +163,20 @@ class Hub:
     async def list_sessions(self, agent: str | None) -> list[JsonObject]:
         backend = self.backend(agent)
         found: dict[str, JsonObject] = {}
-        with contextlib.suppress(BackendError):
-            for info in await backend.list_sessions(None):
-                sid = info.get("sessionId")
-                if isinstance(sid, str):
-                    entry: JsonObject = {"sessionId": sid, "agent": backend.name, "live": False}
-                    for key in ("title", "updatedAt", "cwd"):
-                        if info.get(key) is not None:
-                            entry[key] = info[key]
-                    found[sid] = entry
+        try:
+            listed = await backend.list_sessions(None)
+        except BackendError as exc:  # the live and stored sessions are listed all the same
+            listed = []
+            if exc.code != p.NOT_SUPPORTED:  # e.g. authentication required: say why, not "none"
+                self.editor.log("warning", f"listing {backend.name!r} sessions: {exc.message}")
+        for info in listed:
+            sid = info.get("sessionId")
+            if isinstance(sid, str):
+                entry: JsonObject = {"sessionId": sid, "agent": backend.name, "live": False}
+                for key in ("title", "updatedAt", "cwd"):
+                    if info.get(key) is not None:
+                        entry[key] = info[key]
+                found[sid] = entry
         for session in self.sessions.values():
             if session.agent == backend.name:
                 entry = found.setdefault(

@@ -173,6 +173,11 @@ async def test_unanswered_session_list_falls_back_to_live_sessions(
     sid = (await editor.new_session())["sessionId"]
     listed = await editor.acp("acp/listSessions", {})
     assert [(s["sessionId"], s["live"]) for s in listed["sessions"]] == [(sid, True)]
+    # why the agent's own sessions are missing is said, not taken for "it has none"
+    assert any(
+        "listing 'agent' sessions" in m.message and "session/list" in m.message
+        for m in editor.log_messages
+    ), [m.message for m in editor.log_messages]
 
 
 async def test_agent_that_never_answers_initialize(bridge: Bridge, tmp_path: Path) -> None:
