@@ -43,6 +43,7 @@ from tests.model_server.faults import (
     stall_stream,
 )
 from tests.model_server.script import HUGE_END, huge_answer
+from tests.support.editor_model import view_of
 from tests.support.faults import (
     ANSWER,
     PERMANENT,
@@ -256,4 +257,29 @@ async def test_a_10_mb_answer_reaches_the_editor_whole(
     assert await editor.prompt(sid, "And now?", timeout=TURN) == {"stopReason": "end_turn"}
     assert reply(editor, sid) == "Turn 2: done."
     await history_is_what_was_shown(editor, sid, 2)
+    await editor.shutdown_session()
+
+
+@pytest.mark.parametrize(
+    ("agent", "fault"),
+    [("claude", cut_stream(3, PERMANENT)), ("qwen", malformed_sse(3, PERMANENT))],
+)
+async def test_the_stored_history_keeps_a_failed_turn_as_shown(
+    tmp_path: Path, model: ModelServer, agent: str, fault: Fault
+) -> None:
+    """After a restart of acp-lsp the session's stored copy is what the user saw: the
+    prompt, the text before the fault, the agent's message about it."""
+    model.script = every_turn_answers()
+    editor, sid = await start(tmp_path, model, agent)
+    model.inject(fault)
+    await prompt_error(editor, sid, "Say something.")
+    model.clear_faults()
+    shown = editor.sessions[sid].view()
+    assert reply(editor, sid)  # some text reached the user before the fault
+    await editor.shutdown_session()
+
+    editor = await start_agent(tmp_path, tmp_path / "ws", agent, model)
+    stored = await editor.acp(p.ACP_GET_SESSION, {"sessionId": sid})
+    assert stored["status"] == "stored"
+    assert view_of(stored)["messages"] == shown["messages"]
     await editor.shutdown_session()
