@@ -9,10 +9,11 @@ asserted is what the user sees in the editor:
 - a fault that stays (or one the agent does not retry): the turn ends with the agent's own
   words about it (the ``acp/prompt`` error, and the agent message when it writes one);
 - a stall: cancel ends the turn at once, with what had streamed kept;
-- then the session answers the next prompt, and ``acp/getSession`` holds what was shown.
+- then the session answers the next prompt, and ``acp/getSession`` holds what was shown (the
+  stored copy too, after a restart).
 
-Each agent's retries are bounded so the tests stay fast (docs: /tmp/issue26 notes, merged
-into docs/reliability.md): Claude Code with ``CLAUDE_CODE_MAX_RETRIES=2`` (default 10,
+Each agent's retries are bounded so the tests stay fast (docs/reliability.md has the
+policies and what a user waits with the defaults): Claude Code with ``CLAUDE_CODE_MAX_RETRIES=2`` (default 10,
 backoff from 0.5 s doubling to 32 s, ``retry-after`` honoured as a floor); Qwen Code with
 ``model.generationConfig.maxRetries: 1`` (the OpenAI SDK's retries and the rate-limit
 retries) and short rate-limit delays; its outer retry loop (7 attempts, backoff from 1.5 s,
