@@ -374,6 +374,7 @@ class Hub:
         return await self.backend(session.agent).set_config_option(session, config_id, value)
 
     async def shutdown(self) -> None:
+        failed = {sid for sid, s in self.sessions.items() if s.status == "failed"}
         for session_id in list(self.turns):
             with contextlib.suppress(BackendError):
                 await self.cancel(session_id)
@@ -382,4 +383,8 @@ class Hub:
                 await backend.shutdown()
             except Exception:
                 log.exception("stopping agent %s", backend.name)
+        for session in self.sessions.values():
+            # stopped with the server, not failed: stored as the other ends store it
+            if session.status == "failed" and session.session_id not in failed:
+                session.status = "idle"
         await self.tasks.close(timeout=2.0)
