@@ -112,7 +112,7 @@ CODEX_FAULTS = {
     "html": Expect(
         lambda n: html_page(502, n),
         True,
-        "unexpected status 502 Bad Gateway: <html>",
+        "unexpected status 502 Bad Gateway",
         {"codex_error_info": "other"},
     ),
     # a broken stream is tried again as a whole turn step, with a line on its stderr
@@ -152,7 +152,7 @@ GEMINI_FAULTS = {
     "html": Expect(
         lambda n: html_page(502, n),
         True,
-        "<title>502 Bad Gateway</title>",
+        "502 Bad Gateway",
         {"code": 502},
         waits=BACKOFF,
     ),
