@@ -27,17 +27,6 @@ from typing import Any
 import pytest
 
 from acp_lsp import protocol as p
-from tests.e2e.test_production_faults import (
-    ANSWER,
-    PERMANENT,
-    RETRY_AFTER,
-    TURN,
-    answered,
-    every_turn_answers,
-    history_is_what_was_shown,
-    prompt_error,
-    reply,
-)
 from tests.model_server import ModelServer, Say
 from tests.model_server.faults import (
     Fault,
@@ -51,6 +40,17 @@ from tests.model_server.faults import (
     stall_stream,
 )
 from tests.model_server.script import HUGE_END, huge_answer
+from tests.support.faults import (
+    ANSWER,
+    PERMANENT,
+    RETRY_AFTER,
+    TURN,
+    answered,
+    every_turn_answers,
+    history_is_what_was_shown,
+    prompt_error,
+    reply,
+)
 from tests.support.faults_openai_gemini import agent_log, start
 from tests.support.lsp_editor import TestEditor
 
