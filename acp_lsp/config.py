@@ -13,7 +13,7 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
@@ -79,6 +79,9 @@ class AgentConfig(_Model):
     HOME), e.g. the data directory of an agent acp-lsp does not know."""
     bwrap: str = "bwrap"
     """With ``sandbox``: the bubblewrap program (a name found on the agent's PATH, or a path)."""
+    editor_tools: bool | None = None
+    """ACP: offer this agent the editor's tools (diagnostics, definition, ...) as the MCP
+    server ``editor``; unset: the global ``editorTools.enabled``."""
 
     @property
     def downloads(self) -> bool:
@@ -154,6 +157,13 @@ class HistorySettings(_Model):
     """Drop the oldest stored sessions while the file is larger than this."""
 
 
+class EditorToolsSettings(_Model):
+    enabled: bool = False
+    """Serve the editor's intelligence to agents as MCP tools (per agent: ``editorTools``)."""
+    timeout_s: Annotated[float, Field(gt=0)] = 10.0
+    """Seconds the editor may take to answer a tool call (openDiff waits for the user)."""
+
+
 class RegistrySettings(_Model):
     enabled: bool = True
     """List ACP Registry agents (acp/listAgents includeRegistry) and allow installing them."""
@@ -180,6 +190,7 @@ class Settings(_Model):
     chunk of a fast stream out sooner (the chunk waits at most one 1/cap slot)."""
     history: HistorySettings = Field(default_factory=HistorySettings)
     registry: RegistrySettings = Field(default_factory=RegistrySettings)
+    editor_tools: EditorToolsSettings = Field(default_factory=EditorToolsSettings)
     track_disk: bool = True
     """Snapshot the session folder around tool calls (a shadow git repository under the data
     dir), so changes agents make on disk reach open buffers and the review list."""

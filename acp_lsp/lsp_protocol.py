@@ -46,6 +46,7 @@ class AcpProtocol(LanguageServerProtocol):
     """LanguageServerProtocol + acp/* params models + ``capabilities.experimental.acp``."""
 
     client_acp: dict[str, Any] = {}
+    client_name: str | None = None  # initialize clientInfo.name, for messages that name it
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -118,6 +119,7 @@ class AcpProtocol(LanguageServerProtocol):
         experimental = params.capabilities.experimental
         acp = experimental.get("acp") if isinstance(experimental, dict) else None
         self.client_acp = dict(acp) if isinstance(acp, dict) else {}
+        self.client_name = params.client_info.name if params.client_info else None
         result: types.InitializeResult = yield from super().lsp_initialize(params)
         caps = result.capabilities
         existing = caps.experimental if isinstance(caps.experimental, dict) else {}

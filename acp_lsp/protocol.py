@@ -50,6 +50,7 @@ ACP_DOCUMENTS_SYNCED: Final = "acp/documentsSynced"
 ACP_REQUEST_PERMISSION: Final = "acp/requestPermission"
 ACP_SAVE_DOCUMENT: Final = "acp/saveDocument"
 ACP_ELICITATION: Final = "acp/elicitation"
+ACP_EDITOR_TOOL: Final = "acp/editorTool"
 
 EDITOR_REQUESTS: Final = (
     ACP_LIST_AGENTS,
@@ -81,7 +82,12 @@ SERVER_NOTIFICATIONS: Final = (
     ACP_ELICITATION_COMPLETE,
     ACP_DOCUMENTS_SYNCED,
 )
-SERVER_REQUESTS: Final = (ACP_REQUEST_PERMISSION, ACP_SAVE_DOCUMENT, ACP_ELICITATION)
+SERVER_REQUESTS: Final = (
+    ACP_REQUEST_PERMISSION,
+    ACP_SAVE_DOCUMENT,
+    ACP_ELICITATION,
+    ACP_EDITOR_TOOL,
+)
 ALL_METHODS: Final = EDITOR_REQUESTS + SERVER_NOTIFICATIONS + SERVER_REQUESTS
 
 # -- error codes (DESIGN §2) ---------------------------------------------------------------
@@ -125,6 +131,7 @@ SESSION_STATUSES: Final = (
 CLIENT_CAP_REQUEST_PERMISSION: Final = "requestPermission"
 CLIENT_CAP_SAVE_DOCUMENT: Final = "saveDocument"
 CLIENT_CAP_ELICITATION: Final = "elicitation"
+CLIENT_CAP_EDITOR_TOOLS: Final = "editorTools"  # the list of acp/editorTool tools it answers
 
 
 def server_capability() -> JsonObject:

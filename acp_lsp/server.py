@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from acp_lsp.backends.base import Backend
     from acp_lsp.config import AgentConfig, Settings
     from acp_lsp.editor.port import EditorSide
+    from acp_lsp.editor_tools.router import EditorTools
     from acp_lsp.history.service import History
     from acp_lsp.hub import Hub
     from acp_lsp.registry.service import Registry
@@ -62,6 +63,13 @@ class AcpLanguageServer(LanguageServer):
         from acp_lsp.editor.port import EditorSide
 
         return EditorSide(self)
+
+    @cached_property
+    def editor_tools(self) -> EditorTools:
+        """The editor's tools for agents, over MCP (its HTTP endpoint starts on first use)."""
+        from acp_lsp.editor_tools.router import EditorTools
+
+        return EditorTools(self)
 
     @cached_property
     def hub(self) -> Hub:
@@ -121,6 +129,7 @@ class AcpLanguageServer(LanguageServer):
             id_taken=self.hub.id_taken,
             on_send=self.agent_send_hook,
             workspace_folders=lambda: self.hub.workspace_folders,
+            editor_tools=self.editor_tools,
         )
 
     def apply_settings(self, settings: Settings) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_lsp import protocol as p
 from acp_lsp.backends import acp_caps
@@ -20,6 +20,9 @@ from acp_lsp.backends.base import RECOVERY, BackendError, EditorPort
 from acp_lsp.config import AgentConfig
 from acp_lsp.secret_store import SecretStore
 from acp_lsp.session import Session, named_paths
+
+if TYPE_CHECKING:
+    from acp_lsp.editor_tools.router import EditorTools
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +45,7 @@ class AcpBackend(AcpAgent):
         id_taken: Callable[..., bool] = lambda _sid, ever=False: False,
         on_send: Callable[[JsonObject], None] | None = None,
         workspace_folders: Callable[[], Sequence[str]] = tuple,
+        editor_tools: EditorTools | None = None,
     ) -> None:
         super().__init__(
             name,
@@ -61,6 +65,7 @@ class AcpBackend(AcpAgent):
         # session/resume (no replay) continues from what the bridge already knew
         self._failed: dict[str, tuple[str, Session]] = {}
         self._requests = AgentRequests(self)
+        self._editor_tools = editor_tools
 
     async def _on_request(self, method: str, params: Any) -> Any:
         return await self._requests.handle(method, params)
@@ -127,6 +132,19 @@ class AcpBackend(AcpAgent):
             lambda m: self.editor.log("warning", f"[{self.name}] {m}"),
         )
 
+    async def _editor_mcp(self, params: JsonObject) -> str | None:
+        """Add the editor's tools (an MCP server per session) where enabled and the agent
+        takes HTTP MCP servers; the token to bind once the session exists."""
+        tools = self._editor_tools
+        offered = acp_caps.agent_caps(self.init_result).get("mcpCapabilities")
+        if tools is None or not tools.enabled_for(self.config):
+            return None
+        if not (isinstance(offered, dict) and offered.get("http") is True):
+            return None
+        token, server = await tools.reserve()
+        params["mcpServers"] = [*params["mcpServers"], server]
+        return token
+
     def _dirs_param(self, params: JsonObject, dirs: list[str]) -> None:
         if dirs and self._has_session_cap("additionalDirectories"):
             params["additionalDirectories"] = dirs
@@ -136,12 +154,27 @@ class AcpBackend(AcpAgent):
         await self._process()  # the agent's capabilities decide which MCP servers go along
         params: JsonObject = {"cwd": cwd, "mcpServers": self._mcp_servers()}
         self._dirs_param(params, additional_directories)
-        result = await self.call("session/new", params)
-        if not isinstance(result, dict) or not isinstance(result.get("sessionId"), str):
-            raise BackendError(p.AGENT_ERROR, f"agent {self.name!r}: session/new: bad result")
+        token = await self._editor_mcp(params)
+        try:
+            result = await self.call("session/new", params)
+            if not isinstance(result, dict) or not isinstance(result.get("sessionId"), str):
+                raise BackendError(p.AGENT_ERROR, f"agent {self.name!r}: session/new: bad result")
+        except BaseException:
+            self._release_editor(token)
+            raise
         session = self._adopt(result["sessionId"], cwd, additional_directories)
+        self._bind_editor(token, session)
         self._apply_state(session, result)
         return session
+
+    def _bind_editor(self, token: str | None, session: Session) -> None:
+        if token is not None and self._editor_tools is not None:
+            self._editor_tools.release_session(session)  # a reload replaces the old URL
+            self._editor_tools.bind(token, session)
+
+    def _release_editor(self, token: str | None) -> None:
+        if token is not None and self._editor_tools is not None:
+            self._editor_tools.release(token)
 
     def _apply_state(self, session: Session, result: Any) -> None:
         if not isinstance(result, dict):
@@ -185,14 +218,17 @@ class AcpBackend(AcpAgent):
             session = self._readopt(agent_sid, known[1])  # nothing is replayed: keep it
         else:
             session = self._adopt(agent_sid, cwd, dirs, new=False)
+        token = await self._editor_mcp(params)
         try:
             result = await self.call(method, params)
         except BackendError:
+            self._release_editor(token)
             self._sessions.pop(agent_sid, None)
             self._agent_ids.pop(session.session_id, None)
             if known is not None:
                 self._failed[session_id] = known
             raise
+        self._bind_editor(token, session)
         if method == "session/load":
             # a call the agent's record leaves open never finished: it ended with its process
             self.editor.publish(session, session.finish_turn("failed"))
@@ -288,6 +324,8 @@ class AcpBackend(AcpAgent):
             self._sessions.pop(agent_sid, None)
             self._agent_ids.pop(session.session_id, None)
             self._failed.pop(session.session_id, None)
+            if self._editor_tools is not None:
+                self._editor_tools.release_session(session)
 
     async def delete_session(self, session_id: str) -> None:
         await self._process()

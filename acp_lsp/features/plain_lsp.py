@@ -306,6 +306,8 @@ def register(server: AcpLanguageServer) -> None:
     def on_code_action(
         server: AcpLanguageServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
+        # the range editors ask code actions for is their selection (the editor tools' answer)
+        server.editor_tools.last_selection = (params.text_document.uri, params.range)
         if server.protocol.client_acp:
             return None  # an acp/* front end has its own ways to ask
         try:

@@ -1,0 +1,221 @@
+"""MCP tool arguments (paths, 1-based positions) <-> acp/editorTool (URIs, LSP positions).
+
+Editors' answers are read leniently: a missing or malformed item is left out rather than
+failing the whole call, since an agent can use a partial answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lsprotocol.types import SymbolKind
+from pygls.uris import from_fs_path, to_fs_path
+
+JsonObject = dict[str, Any]
+
+SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
+
+
+class ToolInputError(Exception):
+    """Arguments the tool cannot use; the message is shown to the agent."""
+
+
+def _int(args: JsonObject, key: str, default: int | None = None) -> int:
+    value = args.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if value is None:
+            raise ToolInputError(f"{key} is required")
+        raise ToolInputError(f"{key} must be a whole number from 1, got {value!r}")
+    return value
+
+
+def _str(args: JsonObject, key: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str):
+        raise ToolInputError(f"{key} must be a string")
+    return value
+
+
+def uri_of(path: str) -> str:
+    uri = from_fs_path(path)
+    if uri is None:
+        raise ToolInputError(f"path {path} cannot be named as a file URI")
+    return str(uri)
+
+
+def to_lsp(tool: str, args: JsonObject, resolve: Callable[[str], str]) -> JsonObject:
+    """The acp/editorTool ``arguments`` for an MCP call; ``resolve`` confines paths."""
+
+    def uri() -> str:
+        return uri_of(resolve(_str(args, "path")))
+
+    if tool in ("definition", "references", "hover"):
+        position = {"line": _int(args, "line") - 1, "character": _int(args, "column", 1) - 1}
+        return {"uri": uri(), "position": position}
+    if tool == "diagnostics":
+        return {"uri": uri()} if args.get("path") is not None else {}
+    if tool == "documentSymbols":
+        return {"uri": uri()}
+    if tool == "workspaceSymbols":
+        return {"query": _str(args, "query")}
+    if tool == "openDiff":
+        out: JsonObject = {"uri": uri(), "newText": _str(args, "newText")}
+        if isinstance(args.get("title"), str):
+            out["title"] = args["title"]
+        return out
+    return {}
+
+
+def _path(uri: Any) -> str | None:
+    if not isinstance(uri, str):
+        return None
+    return (to_fs_path(uri) or uri) if uri.startswith("file:") else uri
+
+
+def _range(rng: Any) -> JsonObject | None:
+    """LSP Range -> {line, column, endLine, endColumn} (1-based)."""
+    if not isinstance(rng, dict):
+        return None
+    start, end = rng.get("start"), rng.get("end")
+    if not isinstance(start, dict) or not isinstance(end, dict):
+        return None
+    try:
+        return {
+            "line": int(start["line"]) + 1,
+            "column": int(start["character"]) + 1,
+            "endLine": int(end["line"]) + 1,
+            "endColumn": int(end["character"]) + 1,
+        }
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _kind(kind: Any) -> str:
+    try:
+        name = SymbolKind(kind).name
+    except ValueError:
+        return str(kind)
+    return name[0].lower() + name[1:]
+
+
+def _items(result: Any, key: str) -> list[JsonObject]:
+    items = result.get(key) if isinstance(result, dict) else None
+    return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+
+
+def _diagnostic(item: JsonObject) -> JsonObject | None:
+    where = _range(item.get("range"))
+    path = _path(item.get("uri"))
+    if where is None or path is None:
+        return None
+    out: JsonObject = {"path": path, **where}
+    out["severity"] = SEVERITIES.get(item.get("severity") or 1, "error")
+    for key in ("source", "code"):
+        if item.get(key) is not None:
+            out[key] = item[key]
+    out["message"] = str(item.get("message", ""))
+    return out
+
+
+def _location(item: JsonObject) -> JsonObject | None:
+    path = _path(item.get("uri") or item.get("targetUri"))
+    where = _range(item.get("range") or item.get("targetSelectionRange"))
+    if path is None or where is None:
+        return None
+    out = {"path": path, **where}
+    if isinstance(item.get("preview"), str):
+        out["preview"] = item["preview"]
+    return out
+
+
+def _symbols(items: list[JsonObject], container: str | None, out: list[JsonObject]) -> None:
+    """Flatten DocumentSymbol trees (children name their parent as container)."""
+    for item in items:
+        name = item.get("name")
+        where = _range(item.get("range"))
+        if not isinstance(name, str) or where is None:
+            continue
+        symbol: JsonObject = {"name": name, "kind": _kind(item.get("kind")), **where}
+        parent = item.get("containerName", container)
+        if isinstance(parent, str) and parent:
+            symbol["containerName"] = parent
+        out.append(symbol)
+        children = item.get("children")
+        if isinstance(children, list):
+            _symbols([c for c in children if isinstance(c, dict)], name, out)
+
+
+def _workspace_symbol(item: JsonObject) -> JsonObject | None:
+    name = item.get("name")
+    location = item.get("location")
+    if not isinstance(name, str) or not isinstance(location, dict):
+        return None
+    path = _path(location.get("uri"))
+    if path is None:
+        return None
+    where = _range(location.get("range")) or {"line": 1, "column": 1}
+    out: JsonObject = {
+        "name": name,
+        "kind": _kind(item.get("kind")),
+        "path": path,
+        "line": where["line"],
+        "column": where["column"],
+    }
+    if isinstance(item.get("containerName"), str) and item["containerName"]:
+        out["containerName"] = item["containerName"]
+    return out
+
+
+def _editor(item: JsonObject) -> JsonObject | None:
+    path = _path(item.get("uri"))
+    if path is None:
+        return None
+    return {
+        "path": path,
+        "languageId": str(item.get("languageId") or ""),
+        "dirty": bool(item.get("dirty")),
+        "active": bool(item.get("active")),
+    }
+
+
+def from_lsp(tool: str, result: Any) -> Any:
+    """The MCP shape of an editor's acp/editorTool answer."""
+    if tool == "diagnostics":
+        return [d for i in _items(result, "diagnostics") if (d := _diagnostic(i))]
+    if tool in ("definition", "references"):
+        return [loc for i in _items(result, "locations") if (loc := _location(i))]
+    if tool == "hover":
+        contents = result.get("contents") if isinstance(result, dict) else None
+        if isinstance(contents, dict):  # a MarkupContent
+            contents = contents.get("value")
+        return {"text": contents if isinstance(contents, str) else ""}
+    if tool == "documentSymbols":
+        flat: list[JsonObject] = []
+        _symbols(_items(result, "symbols"), None, flat)
+        return flat
+    if tool == "workspaceSymbols":
+        return [s for i in _items(result, "symbols") if (s := _workspace_symbol(i))]
+    if tool == "openEditors":
+        return [e for i in _items(result, "editors") if (e := _editor(i))]
+    if tool == "selection":
+        sel = result.get("selection") if isinstance(result, dict) else None
+        return selection(sel)
+    if tool == "openDiff":
+        answer = result.get("answer") if isinstance(result, dict) else None
+        out: JsonObject = {"answer": "accept" if answer == "accept" else "reject"}
+        if isinstance(result, dict) and isinstance(result.get("text"), str):
+            out["text"] = result["text"]
+        return out
+    return result
+
+
+def selection(sel: Any) -> JsonObject | None:
+    """An LSP ``{uri, range, text}`` selection in MCP shape (None when there is none)."""
+    if not isinstance(sel, dict):
+        return None
+    path = _path(sel.get("uri"))
+    where = _range(sel.get("range"))
+    if path is None or where is None:
+        return None
+    return {"path": path, **where, "text": str(sel.get("text") or "")}

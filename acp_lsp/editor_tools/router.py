@@ -1,0 +1,220 @@
+"""Who answers an editor tool call: the editor (``acp/editorTool``), the bridge, or nobody.
+
+Each session gets a random token; the MCP URL carries it, so a call reaches exactly that
+session's workspace. Paths are confined like the agent's fs requests (acp_lsp/sandbox.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcException
+from pygls.uris import from_fs_path, to_fs_path
+
+from acp_lsp import protocol as p
+from acp_lsp.editor_tools import convert
+from acp_lsp.editor_tools.tools import BRIDGE_FALLBACK, BRIDGE_ONLY, NO_TIMEOUT, TOOLS
+from acp_lsp.sandbox import SandboxError
+
+if TYPE_CHECKING:
+    from acp_lsp.config import AgentConfig
+    from acp_lsp.editor_tools.http import McpHttp
+    from acp_lsp.server import AcpLanguageServer
+    from acp_lsp.session import Session
+
+JsonObject = dict[str, Any]
+
+SERVER_NAME = "editor"
+_READ_ONLY_MODES = ("plan", "read-only", "readonly")
+
+
+class ToolError(Exception):
+    """A tool call that fails; the message is what the agent reads."""
+
+
+class EditorTools:
+    """Tokens -> sessions, and the answer to each tool call."""
+
+    def __init__(self, server: AcpLanguageServer) -> None:
+        self.server = server
+        self._sessions: dict[str, Session | None] = {}  # token -> session (None: not yet made)
+        self._http: McpHttp | None = None
+        self._starting: asyncio.Lock | None = None
+        # (uri, range) of the last code action request: a plain editor's selection
+        self.last_selection: tuple[str, types.Range] | None = None
+
+    # -- settings and tokens ---------------------------------------------------------------
+    def enabled_for(self, config: AgentConfig) -> bool:
+        if config.editor_tools is not None:
+            return config.editor_tools
+        return self.server.settings.editor_tools.enabled
+
+    async def reserve(self) -> tuple[str, JsonObject]:
+        """A fresh token and the ACP McpServer entry that reaches it (the server starts on
+        first need)."""
+        if self._starting is None:
+            self._starting = asyncio.Lock()
+        async with self._starting:
+            if self._http is None:
+                from acp_lsp.editor_tools.http import McpHttp
+
+                http = McpHttp(self.call, self.known)
+                await http.start(self.server.tasks)
+                self._http = http
+        token = secrets.token_urlsafe(24)
+        self._sessions[token] = None
+        url = f"http://127.0.0.1:{self._http.port}/mcp/{token}"
+        return token, {"type": "http", "name": SERVER_NAME, "url": url, "headers": []}
+
+    def bind(self, token: str, session: Session) -> None:
+        self._sessions[token] = session
+
+    def release(self, token: str) -> None:
+        self._sessions.pop(token, None)
+
+    def release_session(self, session: Session) -> None:
+        for token in [t for t, s in self._sessions.items() if s is session]:
+            del self._sessions[token]
+
+    def known(self, token: str) -> bool:
+        return token in self._sessions
+
+    async def close(self) -> None:
+        if self._http is not None:
+            await self._http.stop()
+            self._http = None
+
+    # -- calls -----------------------------------------------------------------------------
+    async def call(self, token: str, tool: str, args: JsonObject) -> Any:
+        """The tool's answer in MCP shape, or ToolError."""
+        if token not in self._sessions:
+            raise ToolError("this editor tools URL is no longer valid (the session ended)")
+        session = self._sessions[token]
+        if session is None:
+            raise ToolError("the session is still starting; try again")
+        if tool not in TOOLS:
+            raise ToolError(f"unknown tool {tool!r} (tools: {', '.join(TOOLS)})")
+        if tool == "openDiff" and _read_only(session):
+            raise ToolError("openDiff is not allowed in the session's current mode (no edits)")
+
+        def resolve(path: str) -> str:
+            return self._resolve(session, path)
+
+        try:
+            if tool in BRIDGE_ONLY:
+                return await self._open_file(resolve(convert._str(args, "path")), args)
+            declared = self.server.protocol.client_acp.get(p.CLIENT_CAP_EDITOR_TOOLS)
+            if isinstance(declared, list) and tool in declared:
+                lsp_args = convert.to_lsp(tool, args, resolve)
+                result = await self._ask(session, tool, lsp_args)
+                return convert.from_lsp(tool, result)
+            if tool in BRIDGE_FALLBACK:
+                return self._bridge_answer(tool)
+        except convert.ToolInputError as exc:
+            raise ToolError(f"{tool}: {exc}") from None
+        name = self.server.protocol.client_name or "an editor without a name"
+        raise ToolError(
+            f"{tool} is not available in this editor ({name}): "
+            "its acp-lsp front end does not answer it"
+        )
+
+    def _resolve(self, session: Session, path: str) -> str:
+        if not path:
+            raise convert.ToolInputError("path is empty")
+        if not os.path.isabs(path) and not path.startswith("~"):
+            path = os.path.join(session.cwd, path)
+        try:
+            return self.server.editor.sandbox(session).resolve(path)
+        except SandboxError as exc:
+            raise ToolError(str(exc)) from None
+
+    async def _ask(self, session: Session, tool: str, arguments: JsonObject) -> Any:
+        msg_id = f"editorTool-{uuid.uuid4().hex[:12]}"
+        params = {"sessionId": session.session_id, "tool": tool, "arguments": arguments}
+        timeout = None if tool in NO_TIMEOUT else self.server.settings.editor_tools.timeout_s
+        request = self.server.protocol.send_request_async(p.ACP_EDITOR_TOOL, params, msg_id=msg_id)
+        try:
+            return await asyncio.wait_for(request, timeout)
+        except TimeoutError:
+            self._withdraw(msg_id)
+            raise ToolError(f"the editor did not answer {tool} within {timeout:g}s") from None
+        except asyncio.CancelledError:
+            self._withdraw(msg_id)  # the agent gave up on the call: so does the editor
+            raise
+        except JsonRpcException as exc:
+            raise ToolError(f"the editor could not answer {tool}: {exc.message}") from None
+
+    def _withdraw(self, msg_id: str) -> None:
+        # raw: pygls would try to unstructure a plain dict as CancelParams and fail
+        self.server.protocol.send_notification_raw(types.CANCEL_REQUEST, {"id": msg_id})
+
+    # -- what the bridge knows itself --------------------------------------------------------
+    def _bridge_answer(self, tool: str) -> Any:
+        docs = self.server.workspace.text_documents
+        if tool == "selection":
+            if self.last_selection is None or self.last_selection[0] not in docs:
+                return None
+            uri, rng = self.last_selection
+            doc = docs[uri]
+            start, end = doc.offset_at_position(rng.start), doc.offset_at_position(rng.end)
+            return convert.selection(
+                {
+                    "uri": uri,
+                    "range": {
+                        "start": {"line": rng.start.line, "character": rng.start.character},
+                        "end": {"line": rng.end.line, "character": rng.end.character},
+                    },
+                    "text": doc.source[start:end],
+                }
+            )
+        active = self.last_selection[0] if self.last_selection else None
+        editors = []
+        for uri, doc in docs.items():
+            path = to_fs_path(uri) if uri.startswith("file:") else None
+            base = self.server.editor.files.bases.base(path) if path else None
+            editors.append(
+                {
+                    "uri": uri,
+                    "languageId": doc.language_id or "",
+                    "dirty": base is not None and base != doc.source,
+                    "active": uri == active,
+                }
+            )
+        return convert.from_lsp("openEditors", {"editors": editors})
+
+    async def _open_file(self, path: str, args: JsonObject) -> JsonObject:
+        if not get_capability(
+            self.server.client_capabilities, "window.show_document.support", False
+        ):
+            raise ToolError("this editor cannot be asked to show a file (no window/showDocument)")
+        uri = from_fs_path(path)
+        if uri is None:
+            raise ToolError(f"path {path} cannot be named as a file URI")
+        params = types.ShowDocumentParams(uri=uri, take_focus=False)
+        if args.get("line") is not None:
+            line = convert._int(args, "line") - 1
+            end = convert._int(args, "endLine") - 1 if args.get("endLine") is not None else line
+            params.selection = types.Range(
+                start=types.Position(line=line, character=0),
+                end=types.Position(line=max(end, line), character=0),
+            )
+        timeout = self.server.settings.editor_tools.timeout_s
+        try:
+            result = await asyncio.wait_for(self.server.window_show_document_async(params), timeout)
+        except TimeoutError:
+            raise ToolError(f"the editor did not answer openFile within {timeout:g}s") from None
+        except JsonRpcException as exc:
+            raise ToolError(f"the editor could not show {path}: {exc.message}") from None
+        return {"shown": bool(getattr(result, "success", False))}
+
+
+def _read_only(session: Session) -> bool:
+    modes = session.modes or {}
+    current = modes.get("currentModeId")
+    return isinstance(current, str) and any(m in current.lower() for m in _READ_ONLY_MODES)
