@@ -34,6 +34,8 @@ import type {
   SaveDocumentResult,
   ElicitationParams,
   ElicitationResult,
+  EditorToolParams,
+  EditorToolResult,
   ElicitationCompleteParams,
   DocumentsSyncedParams,
   RenameSessionParams,
@@ -101,6 +103,10 @@ export const saveDocument = new RequestType<SaveDocumentParams, SaveDocumentResu
 export const elicitation = new RequestType<ElicitationParams, ElicitationResult, void>(
   "acp/elicitation",
 );
+// Not answered by this extension yet: it declares no editorTools, so the server never sends it.
+export const editorTool = new RequestType<EditorToolParams, EditorToolResult, void>(
+  "acp/editorTool",
+);
 
 /** The method lists, in the same grouping as `acp_lsp/protocol.py`. */
 export const EDITOR_REQUESTS = [
@@ -133,7 +139,9 @@ export const SERVER_NOTIFICATIONS = [
   elicitationComplete,
   documentsSynced,
 ].map((t) => t.method);
-export const SERVER_REQUESTS = [requestPermission, saveDocument, elicitation].map((t) => t.method);
+export const SERVER_REQUESTS = [requestPermission, saveDocument, elicitation, editorTool].map(
+  (t) => t.method,
+);
 
 // -- error codes -----------------------------------------------------------------------------
 

@@ -43,6 +43,7 @@ M.server_requests = {
   request_permission = 'acp/requestPermission',
   save_document = 'acp/saveDocument',
   elicitation = 'acp/elicitation',
+  editor_tool = 'acp/editorTool',
 }
 
 --- JSON-RPC error codes of DESIGN §2.

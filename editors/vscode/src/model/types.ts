@@ -398,3 +398,20 @@ export interface SaveDocumentParams {
 export interface SaveDocumentResult {
   saved: string[];
 }
+/** acp/editorTool: an agent's editor tool call, in LSP terms (docs/protocol.md). */
+export interface EditorToolParams {
+  sessionId: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+}
+/** The one key that answers the tool. */
+export interface EditorToolResult {
+  diagnostics?: unknown[];
+  locations?: unknown[];
+  contents?: string;
+  symbols?: unknown[];
+  editors?: unknown[];
+  selection?: unknown;
+  answer?: "accept" | "reject";
+  text?: string;
+}

@@ -1,0 +1,445 @@
+"""Editor tools (issue 27): the MCP server the bridge adds to an agent's session, end to end.
+
+The real acp-lsp server runs a scripted ACP agent that declares HTTP MCP servers; the test
+reads the MCP URL from the session/new the agent received and calls every tool with the
+official MCP SDK client, as an agent would. The editor is a TestEditor that either answers
+``acp/editorTool`` with canned LSP results (the bridge converts them) or declares nothing
+(the bridge answers what it knows itself).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from lsprotocol import types
+from mcp import Client
+from pygls.uris import from_fs_path
+from pytest_lsp import ClientServerConfig
+
+from tests.agents import read_log
+from tests.agents.scripted_acp import DEFAULT_INITIALIZE
+from tests.e2e.conftest import server_env, with_fast_demo
+from tests.e2e.test_files import agent_config
+from tests.support.acp_lsp_schema import validate
+from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities
+
+pytestmark = pytest.mark.timeout(120)
+
+JsonObject = dict[str, Any]
+ALL_TOOLS = [
+    "diagnostics",
+    "definition",
+    "references",
+    "hover",
+    "documentSymbols",
+    "workspaceSymbols",
+    "openEditors",
+    "selection",
+    "openDiff",
+]
+HTTP_MCP = {
+    **DEFAULT_INITIALIZE,
+    "agentCapabilities": {
+        **DEFAULT_INITIALIZE["agentCapabilities"],
+        "mcpCapabilities": {"http": True},
+    },
+}
+
+
+class Tools:
+    """An editor end of acp/editorTool: canned answers, every request recorded."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.answers = answers
+        self.requests: list[JsonObject] = []
+        self.withdrawn: list[str] = []
+        self.shown: list[types.ShowDocumentParams] = []  # window/showDocument requests
+
+    def install(self, editor: TestEditor) -> None:
+        @editor.feature("acp/editorTool")
+        async def editor_tool(client: TestEditor, params: JsonObject) -> Any:
+            validate("acp/editorTool", "params", params)
+            self.requests.append(params)
+            answer = self.answers[params["tool"]]
+            if answer == "never":
+                try:
+                    await asyncio.Event().wait()
+                except asyncio.CancelledError:  # the bridge's $/cancelRequest
+                    self.withdrawn.append(params["tool"])
+                    raise
+            validate("acp/editorTool", "result", answer)
+            return answer
+
+        self.shown = editor.shown_documents  # pytest-lsp answers window/showDocument
+
+
+async def start(
+    tmp_path: Path,
+    workspace: Path,
+    *,
+    declared: list[str] | None,
+    answers: dict[str, Any] | None = None,
+    options: JsonObject | None = None,
+    initialize: JsonObject = HTTP_MCP,
+    agent_extra: JsonObject | None = None,
+) -> tuple[TestEditor, Tools, Path]:
+    log = tmp_path / "agent.log"
+    agent = {**agent_config({"initialize": initialize}, tmp_path, log), **(agent_extra or {})}
+    opts: JsonObject = {
+        "editorTools": {"enabled": True, "timeoutS": 1},
+        **(options or {}),
+        "agents": {"scripted": agent},
+        "defaultAgent": "scripted",
+    }
+    config = ClientServerConfig(
+        server_command=SERVER_COMMAND, client_factory=TestEditor, server_env=server_env(tmp_path)
+    )
+    editor = await config.start()
+    assert isinstance(editor, TestEditor)
+    tools = Tools(answers or {})
+    tools.install(editor)
+    caps = capabilities("neovim", rich=declared is not None)
+    if declared is not None:
+        caps.experimental["acp"]["editorTools"] = declared
+    await editor.initialize_session(
+        types.InitializeParams(
+            capabilities=caps,
+            client_info=types.ClientInfo(name="plain-editor" if declared is None else "rich"),
+            root_uri=workspace.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+            initialization_options=with_fast_demo(opts),
+        )
+    )
+    return editor, tools, log
+
+
+def mcp_servers(log: Path) -> list[JsonObject]:
+    (new,) = [m for m in read_log(log) if m.get("method") == "session/new"]
+    servers: list[JsonObject] = new["params"]["mcpServers"]
+    return servers
+
+
+def editor_url(log: Path) -> str:
+    (server,) = [s for s in mcp_servers(log) if s["name"] == "editor"]
+    assert server["type"] == "http" and server["headers"] == []
+    assert server["url"].startswith("http://127.0.0.1:")
+    return str(server["url"])
+
+
+async def call(url: str, tool: str, args: JsonObject | None = None) -> tuple[bool, Any]:
+    """(is_error, the JSON answer or the error text) as an agent gets it."""
+    async with Client(url) as client:
+        result = await client.call_tool(tool, args or {})
+    text = result.content[0].text  # type: ignore[union-attr]
+    if result.is_error:
+        return True, text
+    value = json.loads(text)
+    structured = result.structured_content
+    assert structured == (value if isinstance(value, dict) else {"result": value})
+    return False, value
+
+
+def rng(line: int, char: int, end_line: int, end_char: int) -> JsonObject:
+    return {
+        "start": {"line": line, "character": char},
+        "end": {"line": end_line, "character": end_char},
+    }
+
+
+async def test_an_editor_answers_every_tool_in_lsp_terms_the_agent_gets_mcp_terms(
+    tmp_path: Path, workspace: Path
+) -> None:
+    main = workspace / "src" / "main.py"
+    main.parent.mkdir(exist_ok=True)
+    main.write_text("def greet():\n    return 1\n", encoding="utf-8")
+    uri = from_fs_path(str(main))
+    answers = {
+        "diagnostics": {
+            "diagnostics": [
+                {
+                    "uri": uri,
+                    "range": rng(1, 4, 1, 10),
+                    "severity": 2,
+                    "source": "pyright",
+                    "code": "reportX",
+                    "message": "something odd",
+                },
+            ]
+        },
+        "definition": {"locations": [{"uri": uri, "range": rng(0, 4, 0, 9)}]},
+        "references": {
+            "locations": [
+                {"uri": uri, "range": rng(0, 4, 0, 9)},
+                {"uri": uri, "range": rng(5, 0, 5, 5)},
+            ]
+        },
+        "hover": {"contents": "```python\ndef greet() -> int\n```"},
+        "documentSymbols": {
+            "symbols": [
+                {
+                    "name": "Greeter",
+                    "kind": 5,
+                    "range": rng(0, 0, 3, 0),
+                    "children": [{"name": "greet", "kind": 6, "range": rng(1, 4, 2, 0)}],
+                },
+            ]
+        },
+        "workspaceSymbols": {
+            "symbols": [
+                {"name": "greet", "kind": 12, "location": {"uri": uri, "range": rng(0, 4, 0, 9)}}
+            ]
+        },
+        "openEditors": {
+            "editors": [{"uri": uri, "languageId": "python", "dirty": True, "active": True}]
+        },
+        "selection": {"selection": {"uri": uri, "range": rng(0, 0, 0, 3), "text": "def"}},
+        "openDiff": {"answer": "accept", "text": "def greet():\n    return 2\n"},
+    }
+    editor, tools, log = await start(tmp_path, workspace, declared=ALL_TOOLS, answers=answers)
+    try:
+        await editor.new_session()
+        url = editor_url(log)
+        async with Client(url) as client:
+            listed = await client.list_tools()
+        assert sorted(t.name for t in listed.tools) == sorted([*ALL_TOOLS, "openFile"])
+        assert all(t.description and t.input_schema["type"] == "object" for t in listed.tools)
+
+        here = str(main)
+        expected: dict[str, tuple[JsonObject, JsonObject, Any]] = {
+            # tool: (MCP arguments, acp/editorTool arguments, MCP answer)
+            "diagnostics": (
+                {"path": "src/main.py"},
+                {"uri": uri},
+                [
+                    {
+                        "path": here,
+                        "line": 2,
+                        "column": 5,
+                        "endLine": 2,
+                        "endColumn": 11,
+                        "severity": "warning",
+                        "source": "pyright",
+                        "code": "reportX",
+                        "message": "something odd",
+                    }
+                ],
+            ),
+            "definition": (
+                {"path": here, "line": 2, "column": 12},
+                {"uri": uri, "position": {"line": 1, "character": 11}},
+                [{"path": here, "line": 1, "column": 5, "endLine": 1, "endColumn": 10}],
+            ),
+            "references": (
+                {"path": here, "line": 1, "column": 5},
+                {"uri": uri, "position": {"line": 0, "character": 4}},
+                [
+                    {"path": here, "line": 1, "column": 5, "endLine": 1, "endColumn": 10},
+                    {"path": here, "line": 6, "column": 1, "endLine": 6, "endColumn": 6},
+                ],
+            ),
+            "hover": (
+                {"path": here, "line": 1},
+                {"uri": uri, "position": {"line": 0, "character": 0}},
+                {"text": "```python\ndef greet() -> int\n```"},
+            ),
+            "documentSymbols": (
+                {"path": here},
+                {"uri": uri},
+                [
+                    {
+                        "name": "Greeter",
+                        "kind": "class",
+                        "line": 1,
+                        "column": 1,
+                        "endLine": 4,
+                        "endColumn": 1,
+                    },
+                    {
+                        "name": "greet",
+                        "kind": "method",
+                        "line": 2,
+                        "column": 5,
+                        "endLine": 3,
+                        "endColumn": 1,
+                        "containerName": "Greeter",
+                    },
+                ],
+            ),
+            "workspaceSymbols": (
+                {"query": "gre"},
+                {"query": "gre"},
+                [{"name": "greet", "kind": "function", "path": here, "line": 1, "column": 5}],
+            ),
+            "openEditors": (
+                {},
+                {},
+                [{"path": here, "languageId": "python", "dirty": True, "active": True}],
+            ),
+            "selection": (
+                {},
+                {},
+                {"path": here, "line": 1, "column": 1, "endLine": 1, "endColumn": 4, "text": "def"},
+            ),
+            "openDiff": (
+                {"path": here, "newText": "x = 1\n", "title": "Rename"},
+                {"uri": uri, "newText": "x = 1\n", "title": "Rename"},
+                {"answer": "accept", "text": "def greet():\n    return 2\n"},
+            ),
+        }
+        for tool, (args, lsp_args, answer) in expected.items():
+            assert await call(url, tool, args) == (False, answer), tool
+            request = tools.requests[-1]
+            assert request["tool"] == tool and request["arguments"] == lsp_args, tool
+            assert request["sessionId"] == next(iter(editor.sessions))
+
+        # openFile is always the bridge's: window/showDocument without the focus
+        assert await call(url, "openFile", {"path": "src/main.py", "line": 2}) == (
+            False,
+            {"shown": True},
+        )
+        (shown,) = tools.shown
+        assert shown.uri == uri and shown.take_focus is False
+        assert shown.selection is not None and shown.selection.start.line == 1
+        assert len(tools.requests) == len(expected)  # openFile never reached acp/editorTool
+    finally:
+        await editor.shutdown_session()
+    assert not editor.schema_errors
+
+
+async def test_a_plain_editor_gets_what_the_bridge_knows_and_a_clear_error_for_the_rest(
+    tmp_path: Path, workspace: Path
+) -> None:
+    editor, tools, log = await start(tmp_path, workspace, declared=None)
+    try:
+        await editor.new_session()
+        url = editor_url(log)
+        notes = workspace / "notes.txt"
+        notes.write_text("alpha\nbeta gamma\n", encoding="utf-8")
+        editor.open(notes)
+        uri = from_fs_path(str(notes))
+        assert await call(url, "selection") == (False, None)  # nothing asked about yet
+
+        editor.type_text(notes, "alpha\nbeta gamma delta\n")
+        await editor.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=types.Range(
+                    start=types.Position(line=1, character=5),
+                    end=types.Position(line=1, character=10),
+                ),
+                context=types.CodeActionContext(diagnostics=[]),
+            )
+        )
+        assert await call(url, "selection") == (
+            False,
+            {
+                "path": str(notes),
+                "line": 2,
+                "column": 6,
+                "endLine": 2,
+                "endColumn": 11,
+                "text": "gamma",
+            },
+        )
+        assert await call(url, "openEditors") == (
+            False,
+            [{"path": str(notes), "languageId": "plaintext", "dirty": True, "active": True}],
+        )
+        assert await call(url, "openFile", {"path": str(notes)}) == (False, {"shown": True})
+        assert tools.shown[-1].take_focus is False
+
+        for tool, args in [
+            ("diagnostics", {}),
+            ("definition", {"path": str(notes), "line": 1}),
+            ("openDiff", {"path": str(notes), "newText": "x"}),
+        ]:
+            failed, message = await call(url, tool, args)
+            assert failed, tool
+            assert message == (
+                f"{tool} is not available in this editor (plain-editor): "
+                "its acp-lsp front end does not answer it"
+            )
+        assert tools.requests == []
+    finally:
+        await editor.shutdown_session()
+
+
+async def test_an_editor_that_does_not_answer_is_withdrawn_after_the_timeout(
+    tmp_path: Path, workspace: Path
+) -> None:
+    editor, tools, log = await start(
+        tmp_path, workspace, declared=["hover"], answers={"hover": "never"}
+    )
+    try:
+        await editor.new_session()
+        failed, message = await call(
+            editor_url(log), "hover", {"path": str(workspace / "README.md"), "line": 1}
+        )
+        assert failed and message == "the editor did not answer hover within 1s"
+        await editor.wait_for(lambda: tools.withdrawn == ["hover"])
+    finally:
+        await editor.shutdown_session()
+
+
+async def test_paths_outside_the_workspace_and_wrong_tokens_are_refused(
+    tmp_path: Path, workspace: Path
+) -> None:
+    outside = tmp_path / "secret.py"
+    outside.write_text("x = 1\n", encoding="utf-8")
+    editor, tools, log = await start(
+        tmp_path, workspace, declared=ALL_TOOLS, answers={"definition": {"locations": []}}
+    )
+    try:
+        await editor.new_session()
+        url = editor_url(log)
+        for path in (str(outside), "../secret.py"):
+            failed, message = await call(url, "definition", {"path": path, "line": 1})
+            assert failed and "is outside the workspace" in message, message
+        assert tools.requests == []
+        assert await call(url, "definition", {"path": "README.md", "line": 1}) == (False, [])
+
+        wrong = url.rsplit("/", 1)[0] + "/not-the-token"
+        async with httpx.AsyncClient() as http:
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+            headers = {"accept": "application/json, text/event-stream"}
+            assert (await http.post(wrong, json=body, headers=headers)).status_code == 404
+            assert (await http.post(url + "/x", json=body, headers=headers)).status_code == 404
+    finally:
+        await editor.shutdown_session()
+
+
+@pytest.mark.parametrize(
+    ("options", "initialize", "agent_extra"),
+    [
+        ({"editorTools": {"enabled": False}}, HTTP_MCP, {}),
+        ({"editorTools": {}}, HTTP_MCP, {}),  # the default: off
+        ({}, DEFAULT_INITIALIZE, {}),  # enabled, but the agent takes no HTTP MCP servers
+        ({}, HTTP_MCP, {"editorTools": False}),
+    ],
+    ids=["off", "default", "no-http-mcp", "agent-off"],
+)
+async def test_no_editor_server_unless_enabled_and_the_agent_takes_http(
+    tmp_path: Path,
+    workspace: Path,
+    options: JsonObject,
+    initialize: JsonObject,
+    agent_extra: JsonObject,
+) -> None:
+    editor, _tools, log = await start(
+        tmp_path,
+        workspace,
+        declared=ALL_TOOLS,
+        options=options,
+        initialize=initialize,
+        agent_extra=agent_extra,
+    )
+    try:
+        await editor.new_session()
+        assert mcp_servers(log) == []
+    finally:
+        await editor.shutdown_session()
