@@ -25,8 +25,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
 from acp_lsp import __version__
-from acp_lsp.editor_tools.router import ToolError
-from acp_lsp.editor_tools.tools import TOOLS
+from acp_lsp.editor_tools.tools import TOOLS, ToolError
 from acp_lsp.tasks import TaskOwner
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,13 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from acp_lsp import protocol as p
 from acp_lsp.editor_tools import convert
-from acp_lsp.editor_tools.tools import BRIDGE_FALLBACK, BRIDGE_ONLY, NO_TIMEOUT, TOOLS
+from acp_lsp.editor_tools.tools import (
+    BRIDGE_FALLBACK,
+    BRIDGE_ONLY,
+    NO_TIMEOUT,
+    TOOLS,
+    ToolError,
+)
 from acp_lsp.sandbox import SandboxError
 
 if TYPE_CHECKING:
@@ -32,10 +38,6 @@ JsonObject = dict[str, Any]
 
 SERVER_NAME = "editor"
 _READ_ONLY_MODES = ("plan", "read-only", "readonly")
-
-
-class ToolError(Exception):
-    """A tool call that fails; the message is what the agent reads."""
 
 
 class EditorTools:

@@ -10,6 +10,11 @@ from typing import Any, Final
 
 JsonObject = dict[str, Any]
 
+
+class ToolError(Exception):
+    """A tool call that fails; the message is what the agent reads."""
+
+
 _PATH: Final = {
     "type": "string",
     "description": "File path, absolute or relative to the session's working directory.",

@@ -87,9 +87,11 @@ async def start(
     options: JsonObject | None = None,
     initialize: JsonObject = HTTP_MCP,
     agent_extra: JsonObject | None = None,
+    script: JsonObject | None = None,
 ) -> tuple[TestEditor, Tools, Path]:
     log = tmp_path / "agent.log"
-    agent = {**agent_config({"initialize": initialize}, tmp_path, log), **(agent_extra or {})}
+    full = {"initialize": initialize, **(script or {})}
+    agent = {**agent_config(full, tmp_path, log), **(agent_extra or {})}
     opts: JsonObject = {
         "editorTools": {"enabled": True, "timeoutS": 1},
         **(options or {}),
@@ -409,6 +411,33 @@ async def test_paths_outside_the_workspace_and_wrong_tokens_are_refused(
             headers = {"accept": "application/json, text/event-stream"}
             assert (await http.post(wrong, json=body, headers=headers)).status_code == 404
             assert (await http.post(url + "/x", json=body, headers=headers)).status_code == 404
+    finally:
+        await editor.shutdown_session()
+
+
+async def test_open_diff_is_refused_in_a_plan_mode(tmp_path: Path, workspace: Path) -> None:
+    modes = {
+        "currentModeId": "plan",
+        "availableModes": [{"id": "plan", "name": "Plan"}, {"id": "default", "name": "Ask"}],
+    }
+    editor, tools, log = await start(
+        tmp_path,
+        workspace,
+        declared=ALL_TOOLS,
+        answers={"openDiff": {"answer": "accept"}},
+        script={"new_session": {"modes": modes}},
+    )
+    try:
+        snapshot = await editor.new_session()
+        url = editor_url(log)
+        args = {"path": "README.md", "newText": "new\n"}
+        assert await call(url, "openDiff", args) == (
+            True,
+            "openDiff is not allowed in the session's current mode (no edits)",
+        )
+        assert tools.requests == []
+        await editor.acp("acp/setMode", {"sessionId": snapshot["sessionId"], "modeId": "default"})
+        assert await call(url, "openDiff", args) == (False, {"answer": "accept"})
     finally:
         await editor.shutdown_session()
 
