@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,10 @@ from tests.agents import read_log
 from tests.agents.scripted_acp import DEFAULT_INITIALIZE
 from tests.e2e.conftest import server_env, with_fast_demo
 from tests.e2e.test_files import agent_config
+from tests.model_server import ModelServer, Say, Script
 from tests.support.acp_lsp_schema import validate
 from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities
+from tests.support.production import open_session, processes_of, start_agent
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -472,3 +475,27 @@ async def test_no_editor_server_unless_enabled_and_the_agent_takes_http(
         assert mcp_servers(log) == []
     finally:
         await editor.shutdown_session()
+
+
+async def test_claude_connects_and_offers_the_editor_tools_to_its_model(
+    tmp_path: Path, model: ModelServer
+) -> None:
+    """claude-agent-acp takes the bridge's MCP server from session/new, connects to it and
+    lists its tools: its model is told each one by name (Claude defers MCP tools behind its
+    ToolSearch tool)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    model.script = Script("answer", [[Say("Done.")]])
+    editor = await start_agent(
+        tmp_path, ws, "claude", model, options={"editorTools": {"enabled": True}}
+    )
+    try:
+        sid = await open_session(editor)
+        result = await editor.prompt(sid, "Hello.", timeout=180)
+        assert result["stopReason"] == "end_turn"
+        (first, *_) = model.turn_requests()
+        offered = set(re.findall(r"mcp__editor__(\w+)", json.dumps(first.body)))
+        assert offered == {*ALL_TOOLS, "openFile"}
+    finally:
+        await editor.shutdown_session()
+    assert processes_of(tmp_path / "home") == []
