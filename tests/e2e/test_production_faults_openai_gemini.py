@@ -188,11 +188,12 @@ async def play(editor: TestEditor, model: ModelServer, sid: str, expect: Expect)
     model.inject(expect.fault(1))
     if expect.retried:
         await answered(editor, sid, "Say something.")
-        refused = model.turn_requests()[0]
+        refused, *others = model.turn_requests()
         assert [r for _, r in model.faulted] == [refused]
         if expect.notice is not None:
             assert agent_log(editor, expect.notice)
-        assert model.turn_requests()[1].at - refused.at >= expect.waits
+        if expect.error is not None:
+            assert others[0].at - refused.at >= expect.waits
         prompts += 1
         model.inject(expect.fault(PERMANENT))
     if expect.error is None:
