@@ -3,12 +3,12 @@
 What each agent does on its own (read from their code and measured against the scripted
 model server; the numbers are in docs/reliability.md):
 
-- **Codex** retries a request on 5xx, a transport error and a 401 (``request_max_retries``,
-  default 4, backoff from 200 ms), never on a 429; a turn whose request or stream failed
-  with a retryable error is tried again (``stream_max_retries``, default 5), each time
+- **Codex** retries a request on 5xx and transport errors (``request_max_retries``, default
+  4, backoff from 200 ms), never on a 429; then a turn step that failed with a 5xx, a 401, a
+  cut stream or an idle stream is tried again (``stream_max_retries``, default 5), each time
   with a "Reconnecting... n/m" line on its stderr only. ``stream_idle_timeout_ms`` (default
-  300 s) ends a stalled stream. All three are keys of the provider in its config.toml,
-  given here with ``-c``.
+  300 s) ends a stalled stream. A broken SSE line is skipped. All three are keys of the
+  provider in its config.toml, given here with ``-c``.
 - **Gemini CLI** retries 429, 499 and 5xx (``general.maxAttempts`` in its settings, default
   10, capped at 10), from 5 s ±30 % doubling to 30 s; ``retry-after`` is not read. The
   setting is ignored for the default (auto) model: its last-resort flash model fixes 10
