@@ -161,7 +161,11 @@ function M.lsp_config()
       return client.name == config.name and not client:is_stopped()
     end,
     capabilities = {
-      experimental = { acp = vim.deepcopy(protocol.client_capability) },
+      experimental = {
+        acp = vim.tbl_extend('force', vim.deepcopy(protocol.client_capability), {
+          editorTools = vim.deepcopy(require('acp_lsp.editor_tools').TOOLS),
+        }),
+      },
       window = { showDocument = { support = true } },
       -- Neovim's core applies documentChanges (versioned text edits, create / rename / delete
       -- files) but does not say so: without it the server sends unversioned `changes`, which
@@ -201,6 +205,7 @@ function M.lsp_config()
       ['window/logMessage'] = handler('log_message'),
       ['window/showMessage'] = handler('show_message'),
       ['workspace/configuration'] = handler('configuration'),
+      ['acp/editorTool'] = handler('editor_tool'),
     },
   }
 end

@@ -15,6 +15,7 @@ end
 function M.session_status(_, params)
   sessions.handle_status(params)
   require('acp_lsp.permissions').on_status(params)
+  require('acp_lsp.editor_tools').on_status(params)
   vim.cmd('redrawstatus!') -- the statusline component shows background sessions
 end
 
@@ -27,6 +28,12 @@ end
 --- wait for the user without blocking anything else.
 function M.request_permission(_, params)
   return require('acp_lsp.permissions').request(params)
+end
+
+--- acp/editorTool: the editor's diagnostics, definitions, ... for agents (editor_tools.lua);
+--- like acp/requestPermission it may wait (openDiff waits for the user).
+function M.editor_tool(err, params, ctx)
+  return require('acp_lsp.editor_tools').handle(err, params, ctx)
 end
 
 --- acp/elicitation: the agent asks a structured question (a prompt per field).

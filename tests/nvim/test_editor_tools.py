@@ -1,0 +1,362 @@
+"""acp/editorTool in real Neovim: the plugin answers the editor tools from what Neovim knows
+(diagnostics, buffers, the selection) and from the real Python language servers attached to
+the files (ruff for diagnostics, jedi-language-server for definitions, references, hover and
+symbols), and shows openDiff for the user to keep or reject.
+
+The handler is called the way Neovim's RPC layer calls it for a server request (in a
+coroutine, with the acp_lsp client's id), with the params the bridge sends."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.nvim.conftest import SERVER_CMD, Editor
+
+pytestmark = pytest.mark.timeout(90)
+
+BIN = Path(sys.executable).parent
+RUFF = BIN / "ruff"
+JEDI = BIN / "jedi-language-server"
+
+MAIN = """import os
+
+from pkg.util import helper
+
+print("é", helper(2))
+"""
+
+UTIL = '''def helper(x):
+    """Double x."""
+    return x * 2
+
+
+class Greeter:
+    def greet(self, name):
+        return "hi " + name
+'''
+
+CALL = """
+ET = ET or { results = {}, n = 0 }
+local tool, args, session = ...
+local handler = require('acp_lsp.config').lsp_config().handlers['acp/editorTool']
+local client = assert(require('acp_lsp.client').get(), 'acp_lsp client not running')
+ET.n = ET.n + 1
+local id = ET.n
+-- As vim/lsp/rpc.lua runs a server request.
+vim.schedule(coroutine.wrap(function()
+  local result, err = handler(nil, { sessionId = session, tool = tool, arguments = args },
+    { method = 'acp/editorTool', client_id = client.id })
+  ET.results[id] = { result = result, err = err }
+end))
+return id
+"""
+
+SERVERS = """
+local ruff, jedi = ...
+local function enable(name, cmd)
+  vim.lsp.config(name, { cmd = cmd, filetypes = { 'python' }, root_markers = { 'pyproject.toml' } })
+  vim.lsp.enable(name)
+end
+if ruff ~= '' then enable('ruff', { ruff, 'server' }) end
+if jedi ~= '' then
+  enable('jedi', { jedi })
+  -- jedi counts UTF-16 units, acp-lsp bytes: answers are converted between the two.
+  vim.lsp.config('jedi', { before_init = function(params)
+    params.capabilities.general.positionEncodings = { 'utf-16' }
+  end })
+end
+"""
+
+
+def need(*binaries: Path) -> None:
+    for binary in binaries:
+        if not binary.exists():
+            pytest.skip(f"{binary.name} is not installed (pip install '.[test]')")
+
+
+@pytest.fixture
+def py(editor: Editor, tmp_path: Path) -> Iterator[Editor]:
+    """A Python project, ruff and jedi-language-server configured for Python buffers, the
+    acp_lsp client running against the real server."""
+    ws = tmp_path / "proj"
+    (ws / "pkg").mkdir(parents=True)
+    (ws / "pyproject.toml").write_text('[project]\nname = "proj"\nversion = "0"\n')
+    (ws / "pkg" / "__init__.py").write_text("")
+    (ws / "pkg" / "util.py").write_text(UTIL)
+    (ws / "main.py").write_text(MAIN)
+    (ws / "notes.txt").write_text("plain text\n")
+    editor.cmd(f"cd {ws}")
+    editor.lua(SERVERS, str(RUFF) if RUFF.exists() else "", str(JEDI) if JEDI.exists() else "")
+    editor.lua("T.setup(...)", SERVER_CMD)
+    editor.cmd("edit main.py")
+    editor.wait("require('acp_lsp.client').get() and require('acp_lsp.client').get().initialized")
+    editor.ws = ws  # type: ignore[attr-defined]
+    yield editor
+    # jedi-language-server takes seconds to exit when asked
+    editor.lua(
+        "for _, c in ipairs(vim.lsp.get_clients({ _uninitialized = true })) do "
+        "if c.name ~= 'acp_lsp' then c:stop(true) end end"
+    )
+
+
+def ws(editor: Editor) -> Path:
+    return editor.ws  # type: ignore[attr-defined,no-any-return]
+
+
+def uri(path: Path) -> str:
+    return path.as_uri()
+
+
+def start(
+    editor: Editor, tool: str, args: dict[str, Any] | None = None, session: str = "s1"
+) -> int:
+    return int(editor.lua(CALL, tool, args or {}, session))
+
+
+def result(editor: Editor, call: int, timeout_ms: int = 20000) -> Any:
+    editor.wait("ET.results[a[1]] ~= nil", call, timeout_ms=timeout_ms)
+    return editor.lua("return vim.json.encode(ET.results[...])", call)
+
+
+def ask(editor: Editor, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    answer = json.loads(result(editor, start(editor, tool, args)))
+    assert "err" not in answer, answer
+    return answer["result"]  # type: ignore[no-any-return]
+
+
+def ask_error(editor: Editor, tool: str, args: dict[str, Any]) -> str:
+    answer = json.loads(result(editor, start(editor, tool, args)))
+    assert "result" not in answer, answer
+    return str(answer["err"]["message"])
+
+
+def wait_server(editor: Editor, name: str, method: str) -> None:
+    editor.wait("#vim.lsp.get_clients({ name = a[1], bufnr = 0, method = a[2] }) > 0", name, method)
+
+
+def test_the_client_declares_the_tools(py: Editor) -> None:
+    declared = py.lua(
+        "return require('acp_lsp.client').get().capabilities.experimental.acp.editorTools"
+    )
+    assert declared == [
+        "diagnostics",
+        "definition",
+        "references",
+        "hover",
+        "documentSymbols",
+        "workspaceSymbols",
+        "openEditors",
+        "selection",
+        "openDiff",
+    ]
+
+
+def test_diagnostics_are_ruffs_for_the_open_file_and_none_for_a_closed_one(py: Editor) -> None:
+    need(RUFF)
+    py.wait("#vim.diagnostic.get(0) > 0")
+    main, util = ws(py) / "main.py", ws(py) / "pkg" / "util.py"
+    got = ask(py, "diagnostics", {"uri": uri(main)})["diagnostics"]
+    f401 = [d for d in got if d.get("code") == "F401"]
+    assert f401 == [
+        {
+            "uri": uri(main),
+            "range": {"start": {"line": 0, "character": 7}, "end": {"line": 0, "character": 9}},
+            "severity": 2,  # ruff reports lint as warnings
+            "source": "Ruff",
+            "code": "F401",
+            "message": f401[0]["message"],
+        }
+    ]
+    assert "`os` imported but unused" in f401[0]["message"]
+    everything = ask(py, "diagnostics")["diagnostics"]
+    assert [d for d in everything if d.get("code") == "F401"] == f401
+    closed = ask(py, "diagnostics", {"uri": uri(util)})
+    assert closed["diagnostics"] == []
+    assert "not open" in closed["note"]
+
+
+def test_definition_references_and_hover_come_from_jedi_across_files(py: Editor) -> None:
+    need(JEDI)
+    wait_server(py, "jedi", "textDocument/definition")
+    main, util = ws(py) / "main.py", ws(py) / "pkg" / "util.py"
+    # `helper` in `print("é", helper(2))`, line 5: byte 13 (acp-lsp), UTF-16 unit 12 (jedi)
+    at_call = {"uri": uri(main), "position": {"line": 4, "character": 13}}
+    assert py.lua("return vim.lsp.get_clients({ name = 'jedi' })[1].offset_encoding") == "utf-16"
+    defs = ask(py, "definition", at_call)["locations"]
+    assert defs == [
+        {
+            "uri": uri(util),
+            "range": {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 10}},
+        }
+    ]
+    hover = ask(py, "hover", at_call)["contents"]
+    assert "helper(x)" in hover and "Double x." in hover
+
+    # From the definition, a file the user has not opened: loaded hidden for jedi, then
+    # unloaded again.
+    refs = ask(py, "references", {"uri": uri(util), "position": {"line": 0, "character": 5}})
+    spots = sorted(
+        (r["uri"], r["range"]["start"]["line"], r["range"]["start"]["character"])
+        for r in refs["locations"]
+    )
+    assert spots == [(uri(main), 2, 21), (uri(main), 4, 12), (uri(util), 0, 4)]
+    assert py.lua("return vim.fn.bufloaded(...)", str(util)) == 0
+    assert py.lua("return vim.fn.buflisted(...)", str(util)) == 0
+
+
+def test_symbols_of_a_document_and_of_the_workspace(py: Editor) -> None:
+    need(JEDI)
+    wait_server(py, "jedi", "workspace/symbol")
+    util = ws(py) / "pkg" / "util.py"
+    symbols = ask(py, "documentSymbols", {"uri": uri(util)})["symbols"]
+    flat = [(s["name"], s["kind"], s.get("containerName")) for s in symbols]
+    # LSP SymbolKind: 12 function, 5 class, 6 method
+    assert ("helper", 12, None) in flat
+    assert ("Greeter", 5, None) in flat
+    assert ("greet", 6, "Greeter") in flat
+    greeter = next(s for s in symbols if s["name"] == "Greeter")
+    assert greeter["range"]["start"] == {"line": 5, "character": 0}
+
+    found = ask(py, "workspaceSymbols", {"query": "Greeter"})["symbols"]
+    assert {"name": "Greeter", "kind": 5, "uri": uri(util), "line": 5} in [
+        {
+            "name": s["name"],
+            "kind": s["kind"],
+            "uri": s["location"]["uri"],
+            "line": s["location"]["range"]["start"]["line"],
+        }
+        for s in found
+    ]
+
+
+def test_a_file_without_a_language_server_says_so(py: Editor) -> None:
+    notes = ws(py) / "notes.txt"
+    message = ask_error(
+        py, "definition", {"uri": uri(notes), "position": {"line": 0, "character": 1}}
+    )
+    # acp-lsp itself is attached to every file, but it is not a language server of it
+    assert message == "no language server is attached to notes.txt"
+    missing = ask_error(
+        py, "hover", {"uri": uri(ws(py) / "gone.py"), "position": {"line": 0, "character": 0}}
+    )
+    assert missing == f"no such file: {ws(py) / 'gone.py'}"
+
+
+def test_open_editors_and_the_selection(py: Editor) -> None:
+    main, util = ws(py) / "main.py", ws(py) / "pkg" / "util.py"
+    py.cmd("edit pkg/util.py")
+    py.lua("vim.api.nvim_buf_set_lines(0, 7, 7, false, { '# unsaved' })")
+    py.cmd("buffer " + str(main))
+    # Select `helper(2)` on line 5 (characterwise), leave Visual mode.
+    py.lua("vim.api.nvim_win_set_cursor(0, { 5, 12 })")
+    py.nvim.input("vf)<Esc>")
+    py.poll("vim.fn.mode() == 'n' and vim.api.nvim_buf_get_mark(0, '>')[1] == 5")
+    # The user is in another window now (e.g. the chat): the file stays the active one.
+    py.cmd("botright new")
+    py.lua("vim.bo.buftype = 'nofile'")
+
+    editors = ask(py, "openEditors")["editors"]
+    assert sorted(editors, key=lambda e: str(e["uri"])) == [
+        {"uri": uri(main), "languageId": "python", "dirty": False, "active": True},
+        {"uri": uri(util), "languageId": "python", "dirty": True, "active": False},
+    ]
+    selection = ask(py, "selection")["selection"]
+    assert selection == {
+        "uri": uri(main),
+        "range": {"start": {"line": 4, "character": 12}, "end": {"line": 4, "character": 21}},
+        "text": "helper(2)",
+    }
+
+    # Linewise, lines 1-3.
+    py.cmd("wincmd p")
+    py.lua("vim.api.nvim_win_set_cursor(0, { 1, 3 })")
+    py.nvim.input("Vjj<Esc>")
+    py.poll("vim.fn.mode() == 'n' and vim.api.nvim_buf_get_mark(0, '>')[1] == 3")
+    selection = ask(py, "selection")["selection"]
+    assert selection["text"] == "import os\n\nfrom pkg.util import helper"
+    assert selection["range"] == {
+        "start": {"line": 0, "character": 0},
+        "end": {"line": 2, "character": 27},
+    }
+
+
+def test_no_selection_is_null(py: Editor) -> None:
+    assert ask(py, "selection")["selection"] is None
+
+
+PROPOSAL = "import sys\n\nfrom pkg.util import helper\n\nprint(helper(3))\n"
+
+
+def diff_state(editor: Editor) -> dict[str, Any]:
+    return editor.lua(  # type: ignore[no-any-return]
+        """
+        local wins = vim.api.nvim_tabpage_list_wins(0)
+        return {
+          tabs = #vim.api.nvim_list_tabpages(),
+          diff = vim.tbl_map(function(w) return vim.wo[w].diff end, wins),
+          names = vim.tbl_map(function(w) return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)) end, wins),
+          current = vim.api.nvim_buf_get_name(0),
+          lines = vim.api.nvim_buf_get_lines(0, 0, -1, false),
+        }
+        """
+    )
+
+
+def test_open_diff_kept_with_the_users_edit(py: Editor) -> None:
+    main = ws(py) / "main.py"
+    call = start(py, "openDiff", {"uri": uri(main), "newText": PROPOSAL, "title": "Use sys"})
+    py.poll("vim.bo.buftype == 'acwrite'")
+    state = diff_state(py)
+    assert state["tabs"] == 2 and state["diff"] == [True, True]
+    assert state["names"][0] == str(main) and state["names"][1].startswith("acp-diff://")
+    assert state["lines"] == PROPOSAL.splitlines()
+    assert "Proposed: Use sys" in py.lua("return vim.wo.winbar")
+    # The user changes the proposal, then keeps it.
+    py.nvim.input("Gcc" + "print(helper(4))<Esc>")
+    py.poll("vim.fn.mode() == 'n' and vim.api.nvim_get_current_line() == 'print(helper(4))'")
+    py.nvim.input("ga")
+    answer = json.loads(result(py, call))["result"]
+    assert answer == {"answer": "accept", "text": PROPOSAL.replace("helper(3)", "helper(4)")}
+    state = diff_state(py)
+    assert state["tabs"] == 1 and state["names"] == [str(main)] and state["diff"] == [False]
+    assert main.read_text() == MAIN  # the agent writes the file, not the editor
+
+
+def test_open_diff_rejected_by_key_by_closing_and_by_the_turns_end(py: Editor) -> None:
+    main, util = ws(py) / "main.py", ws(py) / "pkg" / "util.py"
+    call = start(py, "openDiff", {"uri": uri(main), "newText": PROPOSAL})
+    py.poll("vim.bo.buftype == 'acwrite'")
+    py.nvim.input("gr")
+    assert json.loads(result(py, call))["result"] == {"answer": "reject"}
+
+    # A file that is not open: shown, then unloaded again; :q on the proposal rejects.
+    call = start(py, "openDiff", {"uri": uri(util), "newText": UTIL + "\nX = 1\n"})
+    py.poll("vim.bo.buftype == 'acwrite'")
+    assert diff_state(py)["names"][0] == str(util)
+    py.cmd("quit")
+    assert json.loads(result(py, call))["result"] == {"answer": "reject"}
+    assert diff_state(py)["tabs"] == 1
+    assert py.lua("return vim.fn.bufloaded(...)", str(util)) == 0
+
+    # The session's turn is cancelled while the user has not answered.
+    call = start(py, "openDiff", {"uri": uri(main), "newText": PROPOSAL}, session="s9")
+    py.poll("vim.bo.buftype == 'acwrite'")
+    py.lua(
+        "require('acp_lsp.handlers').session_status(nil, { sessionId = 's9', status = 'idle' }, {})"
+    )
+    assert json.loads(result(py, call))["result"] == {"answer": "reject"}
+    assert diff_state(py)["tabs"] == 1
+
+
+def test_open_diff_kept_with_write(py: Editor) -> None:
+    main = ws(py) / "main.py"
+    call = start(py, "openDiff", {"uri": uri(main), "newText": "x = 1"})
+    py.poll("vim.bo.buftype == 'acwrite'")
+    py.cmd("write")
+    assert json.loads(result(py, call))["result"] == {"answer": "accept", "text": "x = 1"}
