@@ -3,22 +3,38 @@
 the files (ruff for diagnostics, jedi-language-server for definitions, references, hover and
 symbols), and shows openDiff for the user to keep or reject.
 
-The handler is called the way Neovim's RPC layer calls it for a server request (in a
-coroutine, with the acp_lsp client's id), with the params the bridge sends."""
+Most tests call the handler the way Neovim's RPC layer calls it for a server request (in a
+coroutine, with the acp_lsp client's id), with the params the bridge sends; the last goes
+through the real bridge: an agent's MCP client calls the tools of its session."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 
+from tests.agents import read_log
+from tests.agents.scripted_acp import DEFAULT_INITIALIZE
+from tests.e2e.test_files import agent_config
 from tests.nvim.conftest import SERVER_CMD, Editor
 
 pytestmark = pytest.mark.timeout(90)
+
+# An ACP agent that takes HTTP MCP servers (the bridge adds its editor tools to them).
+HTTP_MCP = {
+    **DEFAULT_INITIALIZE,
+    "agentCapabilities": {
+        **DEFAULT_INITIALIZE["agentCapabilities"],
+        "mcpCapabilities": {"http": True},
+    },
+}
 
 BIN = Path(sys.executable).parent
 RUFF = BIN / "ruff"
@@ -81,7 +97,21 @@ def need(*binaries: Path) -> None:
 
 
 @pytest.fixture
-def py(editor: Editor, tmp_path: Path) -> Iterator[Editor]:
+def settings(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
+    """Settings of the acp-lsp server: none; with editor tools on and a scripted ACP agent that
+    takes HTTP MCP servers (its log in tmp_path/agent.log) for a test that needs the bridge."""
+    if "bridged" not in request.fixturenames:
+        return {}
+    agent = agent_config({"initialize": HTTP_MCP}, tmp_path, tmp_path / "agent.log")
+    return {
+        "editorTools": {"enabled": True},
+        "agents": {"scripted": agent},
+        "defaultAgent": "scripted",
+    }
+
+
+@pytest.fixture
+def py(editor: Editor, tmp_path: Path, settings: dict[str, Any]) -> Iterator[Editor]:
     """A Python project, ruff and jedi-language-server configured for Python buffers, the
     acp_lsp client running against the real server."""
     ws = tmp_path / "proj"
@@ -93,7 +123,7 @@ def py(editor: Editor, tmp_path: Path) -> Iterator[Editor]:
     (ws / "notes.txt").write_text("plain text\n")
     editor.cmd(f"cd {ws}")
     editor.lua(SERVERS, str(RUFF) if RUFF.exists() else "", str(JEDI) if JEDI.exists() else "")
-    editor.lua("T.setup(...)", SERVER_CMD)
+    editor.lua("T.setup(...)", SERVER_CMD, settings)
     editor.cmd("edit main.py")
     editor.wait("require('acp_lsp.client').get() and require('acp_lsp.client').get().initialized")
     editor.ws = ws  # type: ignore[attr-defined]
@@ -360,3 +390,64 @@ def test_open_diff_kept_with_write(py: Editor) -> None:
     py.poll("vim.bo.buftype == 'acwrite'")
     py.cmd("write")
     assert json.loads(result(py, call))["result"] == {"answer": "accept", "text": "x = 1"}
+
+
+# Through the real bridge.
+
+
+@pytest.fixture
+def bridged(py: Editor, tmp_path: Path) -> str:
+    """A session of the scripted agent started from Neovim; the MCP URL the agent got."""
+    py.lua("T.new_session()")
+    return mcp_url(tmp_path / "agent.log")
+
+
+def mcp_url(log: Path) -> str:
+    (new,) = [m for m in read_log(log) if m.get("method") == "session/new"]
+    (server,) = [s for s in new["params"]["mcpServers"] if s["name"] == "editor"]
+    return str(server["url"])
+
+
+def mcp_call(url: str, tool: str, args: dict[str, Any]) -> tuple[bool, Any]:
+    """(is_error, the JSON answer or the error text) as the agent gets it."""
+
+    async def run() -> tuple[bool, Any]:
+        async with Client(url) as client:
+            result = await client.call_tool(tool, args)
+        text = result.content[0].text  # type: ignore[union-attr]
+        return result.is_error, text if result.is_error else json.loads(text)
+
+    return asyncio.run(run())
+
+
+def test_an_agent_gets_neovims_answers_through_the_bridge(py: Editor, bridged: str) -> None:
+    need(RUFF, JEDI)
+    url = bridged
+    main, util = ws(py) / "main.py", ws(py) / "pkg" / "util.py"
+    py.wait("#vim.diagnostic.get(vim.fn.bufnr(a[1])) > 0", str(main))
+    is_error, found = mcp_call(url, "diagnostics", {"path": "main.py"})
+    assert not is_error, found
+    (f401,) = [d for d in found if d.get("code") == "F401"]
+    assert (f401["path"], f401["line"], f401["column"], f401["severity"], f401["source"]) == (
+        str(main),
+        1,
+        8,
+        "warning",
+        "Ruff",
+    )
+    wait_server(py, "jedi", "textDocument/definition")
+    # `helper` on line 5 (1-based; column 14 = byte 13 + 1 in Neovim's UTF-8)
+    is_error, found = mcp_call(url, "definition", {"path": str(main), "line": 5, "column": 14})
+    assert not is_error, found
+    assert [(d["path"], d["line"], d["column"]) for d in found] == [(str(util), 1, 5)]
+
+    # openDiff waits for the user, who keeps the proposal with ga.
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(
+            mcp_call, url, "openDiff", {"path": "main.py", "newText": PROPOSAL, "title": "Use sys"}
+        )
+        py.poll("vim.bo.buftype == 'acwrite'", timeout_s=20)
+        assert not pending.done()
+        py.nvim.input("ga")
+        assert pending.result(timeout=20) == (False, {"answer": "accept", "text": PROPOSAL})
+    assert diff_state(py)["tabs"] == 1
