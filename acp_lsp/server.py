@@ -141,6 +141,7 @@ class AcpLanguageServer(LanguageServer):
         self.editor.batcher.min_gap = 1 / settings.max_notifications_per_second
         if self._history is not None:
             self._history.recorder.enabled = settings.history.enabled
+        self.editor_tools.warm()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Request errors already reach the editor as responses; log the rest, no popups.

@@ -7,6 +7,7 @@ session's workspace. Paths are confined like the agent's fs requests (acp_lsp/sa
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 import secrets
 import uuid
@@ -57,21 +58,41 @@ class EditorTools:
             return config.editor_tools
         return self.server.settings.editor_tools.enabled
 
-    async def reserve(self) -> tuple[str, JsonObject]:
-        """A fresh token and the ACP McpServer entry that reaches it (the server starts on
-        first need)."""
+    def warm(self) -> None:
+        """Start the endpoint in the background once some agent may use it: the MCP SDK
+        takes most of a second to import, which the first session would otherwise wait for."""
+        configured = self.server.settings
+        wanted = configured.editor_tools.enabled or any(
+            a.editor_tools for a in configured.agents.values()
+        )
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # settings applied outside the server's loop (tests)
+            return
+        if wanted and self._http is None and self._starting is None:
+            self.server.tasks.spawn(self._start(in_thread=True), name="editor-tools-warm")
+
+    async def _start(self, *, in_thread: bool = False) -> McpHttp:
         if self._starting is None:
             self._starting = asyncio.Lock()
         async with self._starting:
             if self._http is None:
+                if in_thread:  # the event loop keeps serving the editor meanwhile
+                    await asyncio.to_thread(importlib.import_module, "acp_lsp.editor_tools.http")
                 from acp_lsp.editor_tools.http import McpHttp
 
                 http = McpHttp(self.call, self.known)
                 await http.start(self.server.tasks)
                 self._http = http
+            return self._http
+
+    async def reserve(self) -> tuple[str, JsonObject]:
+        """A fresh token and the ACP McpServer entry that reaches it (the server starts on
+        first need)."""
+        http = await self._start()
         token = secrets.token_urlsafe(24)
         self._sessions[token] = None
-        url = f"http://127.0.0.1:{self._http.port}/mcp/{token}"
+        url = f"http://127.0.0.1:{http.port}/mcp/{token}"
         return token, {"type": "http", "name": SERVER_NAME, "url": url, "headers": []}
 
     def bind(self, token: str, session: Session) -> None:
