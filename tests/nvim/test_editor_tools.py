@@ -24,6 +24,7 @@ from tests.agents import read_log
 from tests.agents.scripted_acp import DEFAULT_INITIALIZE
 from tests.e2e.test_files import agent_config
 from tests.nvim.conftest import SERVER_CMD, Editor
+from tests.support.acp_lsp_schema import validate
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -155,8 +156,11 @@ def result(editor: Editor, call: int, timeout_ms: int = 20000) -> Any:
 
 
 def ask(editor: Editor, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    params = {"sessionId": "s1", "tool": tool, "arguments": args or {}}
+    validate("acp/editorTool", "params", params)
     answer = json.loads(result(editor, start(editor, tool, args)))
     assert "err" not in answer, answer
+    validate("acp/editorTool", "result", answer["result"])
     return answer["result"]  # type: ignore[no-any-return]
 
 
@@ -323,6 +327,12 @@ def test_no_selection_is_null(py: Editor) -> None:
 PROPOSAL = "import sys\n\nfrom pkg.util import helper\n\nprint(helper(3))\n"
 
 
+def diff_answer(editor: Editor, call: int) -> dict[str, Any]:
+    answer = json.loads(result(editor, call))
+    validate("acp/editorTool", "result", answer["result"])
+    return answer["result"]  # type: ignore[no-any-return]
+
+
 def diff_state(editor: Editor) -> dict[str, Any]:
     return editor.lua(  # type: ignore[no-any-return]
         """
@@ -351,7 +361,7 @@ def test_open_diff_kept_with_the_users_edit(py: Editor) -> None:
     py.nvim.input("Gcc" + "print(helper(4))<Esc>")
     py.poll("vim.fn.mode() == 'n' and vim.api.nvim_get_current_line() == 'print(helper(4))'")
     py.nvim.input("ga")
-    answer = json.loads(result(py, call))["result"]
+    answer = diff_answer(py, call)
     assert answer == {"answer": "accept", "text": PROPOSAL.replace("helper(3)", "helper(4)")}
     state = diff_state(py)
     assert state["tabs"] == 1 and state["names"] == [str(main)] and state["diff"] == [False]
@@ -363,14 +373,14 @@ def test_open_diff_rejected_by_key_by_closing_and_by_the_turns_end(py: Editor) -
     call = start(py, "openDiff", {"uri": uri(main), "newText": PROPOSAL})
     py.poll("vim.bo.buftype == 'acwrite'")
     py.nvim.input("gr")
-    assert json.loads(result(py, call))["result"] == {"answer": "reject"}
+    assert diff_answer(py, call) == {"answer": "reject"}
 
     # A file that is not open: shown, then unloaded again; :q on the proposal rejects.
     call = start(py, "openDiff", {"uri": uri(util), "newText": UTIL + "\nX = 1\n"})
     py.poll("vim.bo.buftype == 'acwrite'")
     assert diff_state(py)["names"][0] == str(util)
     py.cmd("quit")
-    assert json.loads(result(py, call))["result"] == {"answer": "reject"}
+    assert diff_answer(py, call) == {"answer": "reject"}
     assert diff_state(py)["tabs"] == 1
     assert py.lua("return vim.fn.bufloaded(...)", str(util)) == 0
 
@@ -380,7 +390,7 @@ def test_open_diff_rejected_by_key_by_closing_and_by_the_turns_end(py: Editor) -
     py.lua(
         "require('acp_lsp.handlers').session_status(nil, { sessionId = 's9', status = 'idle' }, {})"
     )
-    assert json.loads(result(py, call))["result"] == {"answer": "reject"}
+    assert diff_answer(py, call) == {"answer": "reject"}
     assert diff_state(py)["tabs"] == 1
 
 
@@ -389,7 +399,7 @@ def test_open_diff_kept_with_write(py: Editor) -> None:
     call = start(py, "openDiff", {"uri": uri(main), "newText": "x = 1"})
     py.poll("vim.bo.buftype == 'acwrite'")
     py.cmd("write")
-    assert json.loads(result(py, call))["result"] == {"answer": "accept", "text": "x = 1"}
+    assert diff_answer(py, call) == {"answer": "accept", "text": "x = 1"}
 
 
 # Through the real bridge.
@@ -451,3 +461,7 @@ def test_an_agent_gets_neovims_answers_through_the_bridge(py: Editor, bridged: s
         py.nvim.input("ga")
         assert pending.result(timeout=20) == (False, {"answer": "accept", "text": PROPOSAL})
     assert diff_state(py)["tabs"] == 1
+
+    py.cmd("checkhealth acp_lsp")
+    health = "\n".join(py.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+    assert "OK editor tools for agents on; Neovim answers diagnostics, definition," in health

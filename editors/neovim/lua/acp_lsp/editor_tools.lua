@@ -17,9 +17,15 @@ M.TOOLS = {
   'openDiff',
 }
 
--- The bridge gives up after editorTools.timeoutS (10 s by default): answer before that with
--- what the servers said so far.
-local DEADLINE_MS = 8000
+--- How long a tool may take: the bridge gives up after editorTools.timeoutS (10 s by default),
+--- so answer a second before that with what the servers said so far.
+---@return integer ms
+local function budget_ms()
+  local settings = require('acp_lsp.config').options.settings or {}
+  local timeout = vim.tbl_get(settings, 'editorTools', 'timeoutS')
+  timeout = type(timeout) == 'number' and timeout > 0 and timeout or 10
+  return math.max(math.floor(timeout * 1000) - 1000, math.floor(timeout * 500))
+end
 
 local codes = vim.lsp.protocol.ErrorCodes
 
@@ -274,7 +280,7 @@ function M.handle(_, params, ctx)
   local call = {
     session_id = params.sessionId,
     enc = client and client.offset_encoding or 'utf-16',
-    deadline = vim.uv.now() + DEADLINE_MS,
+    deadline = vim.uv.now() + budget_ms(),
     lines = {},
   }
   local args = type(params.arguments) == 'table' and params.arguments or {}
