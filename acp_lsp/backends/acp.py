@@ -344,10 +344,16 @@ class AcpBackend(AcpAgent):
             "mcpServers": self._mcp_servers(),
         }
         self._dirs_param(params, session.additional_directories)
-        result = await self.call("session/fork", params)
-        if not isinstance(result, dict) or not isinstance(result.get("sessionId"), str):
-            raise BackendError(p.AGENT_ERROR, f"agent {self.name!r}: session/fork: bad result")
+        token = await self._editor_mcp(params)
+        try:
+            result = await self.call("session/fork", params)
+            if not isinstance(result, dict) or not isinstance(result.get("sessionId"), str):
+                raise BackendError(p.AGENT_ERROR, f"agent {self.name!r}: session/fork: bad result")
+        except BaseException:
+            self._release_editor(token)
+            raise
         fork = self._adopt(result["sessionId"], session.cwd, session.additional_directories)
+        self._bind_editor(token, fork)
         fork.take_history(session)
         fork.forked_from = session.session_id
         self._apply_state(fork, result)

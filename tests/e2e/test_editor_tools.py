@@ -50,6 +50,7 @@ HTTP_MCP = {
     "agentCapabilities": {
         **DEFAULT_INITIALIZE["agentCapabilities"],
         "mcpCapabilities": {"http": True},
+        "sessionCapabilities": {"list": {}, "close": {}, "resume": {}, "fork": {}},
     },
 }
 
@@ -123,14 +124,14 @@ async def start(
     return editor, tools, log
 
 
-def mcp_servers(log: Path) -> list[JsonObject]:
-    (new,) = [m for m in read_log(log) if m.get("method") == "session/new"]
+def mcp_servers(log: Path, method: str = "session/new") -> list[JsonObject]:
+    *_, new = [m for m in read_log(log) if m.get("method") == method]
     servers: list[JsonObject] = new["params"]["mcpServers"]
     return servers
 
 
-def editor_url(log: Path) -> str:
-    (server,) = [s for s in mcp_servers(log) if s["name"] == "editor"]
+def editor_url(log: Path, method: str = "session/new") -> str:
+    (server,) = [s for s in mcp_servers(log, method) if s["name"] == "editor"]
     assert server["type"] == "http" and server["headers"] == []
     assert server["url"].startswith("http://127.0.0.1:")
     return str(server["url"])
@@ -408,12 +409,47 @@ async def test_paths_outside_the_workspace_and_wrong_tokens_are_refused(
         assert tools.requests == []
         assert await call(url, "definition", {"path": "README.md", "line": 1}) == (False, [])
 
-        wrong = url.rsplit("/", 1)[0] + "/not-the-token"
-        async with httpx.AsyncClient() as http:
-            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-            headers = {"accept": "application/json, text/event-stream"}
-            assert (await http.post(wrong, json=body, headers=headers)).status_code == 404
-            assert (await http.post(url + "/x", json=body, headers=headers)).status_code == 404
+        assert await status_of(url) == 200
+        assert await status_of(url.rsplit("/", 1)[0] + "/not-the-token") == 404
+        assert await status_of(url + "/x") == 404
+    finally:
+        await editor.shutdown_session()
+
+
+async def status_of(url: str) -> int:
+    """The HTTP status of a tools/list at ``url``."""
+    async with httpx.AsyncClient() as http:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+        headers = {"accept": "application/json, text/event-stream"}
+        return (await http.post(url, json=body, headers=headers)).status_code
+
+
+async def test_each_session_has_its_own_url_for_as_long_as_it_lives(
+    tmp_path: Path, workspace: Path
+) -> None:
+    selection = {"selection": None}
+    editor, tools, log = await start(
+        tmp_path, workspace, declared=ALL_TOOLS, answers={"selection": selection}
+    )
+    try:
+        first = (await editor.new_session())["sessionId"]
+        url = editor_url(log)
+        fork = (await editor.acp("acp/forkSession", {"sessionId": first}))["sessionId"]
+        fork_url = editor_url(log, "session/fork")
+        assert fork_url != url
+        assert await call(fork_url, "selection") == (False, None)
+        assert await call(url, "selection") == (False, None)
+        assert [r["sessionId"] for r in tools.requests] == [fork, first]
+
+        await editor.acp("acp/closeSession", {"sessionId": first})
+        assert await status_of(url) == 404
+        assert await status_of(fork_url) == 200
+        await editor.acp("acp/loadSession", {"sessionId": first, "agent": "scripted"})
+        (method,) = {m["method"] for m in read_log(log)} & {"session/load", "session/resume"}
+        loaded_url = editor_url(log, method)
+        assert loaded_url not in (url, fork_url)
+        assert await call(loaded_url, "selection") == (False, None)
+        assert tools.requests[-1]["sessionId"] == first
     finally:
         await editor.shutdown_session()
 
