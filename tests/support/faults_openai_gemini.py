@@ -53,12 +53,15 @@ async def start(
         editor = await start_agent(tmp_path, ws, "codex", model, options=options)
         # full-access: Codex's sandbox cannot start on every machine, and no command runs here
         return editor, await open_session(editor, "full-access")
+    # Gemini writes a report file per failed request to the temp dir: keep them in the test's
+    reports = tmp_path / "tmp"
+    reports.mkdir()
     editor = await start_agent(
         tmp_path,
         ws,
         "gemini",
         model,
-        env={"GEMINI_MODEL": GEMINI_MODEL},
+        env={"GEMINI_MODEL": GEMINI_MODEL, "TMPDIR": str(reports)},
         settings={"general": {"maxAttempts": GEMINI_ATTEMPTS}},
     )
     return editor, await open_session(editor)
