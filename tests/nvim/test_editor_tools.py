@@ -394,6 +394,24 @@ def test_open_diff_rejected_by_key_by_closing_and_by_the_turns_end(py: Editor) -
     assert diff_state(py)["tabs"] == 1
 
 
+def test_open_diff_waits_until_the_user_leaves_insert_mode(py: Editor) -> None:
+    main = ws(py) / "main.py"
+    py.nvim.input("Go")
+    py.poll("vim.fn.mode() == 'i'")
+    call = start(py, "openDiff", {"uri": uri(main), "newText": PROPOSAL})
+    py.poll(
+        "#T.notifications > 0 and T.notifications[#T.notifications].msg:find('leave Insert') ~= nil"
+    )
+    py.nvim.input("typed ga")  # goes to the file, not the proposal
+    assert diff_state(py)["tabs"] == 1
+    py.nvim.input("<Esc>")
+    py.poll("vim.bo.buftype == 'acwrite'")
+    assert diff_state(py)["lines"] == PROPOSAL.splitlines()
+    py.nvim.input("gr")
+    assert diff_answer(py, call) == {"answer": "reject"}
+    assert py.lua("return vim.api.nvim_buf_get_lines(0, -2, -1, false)") == ["typed ga"]
+
+
 def test_open_diff_kept_with_write(py: Editor) -> None:
     main = ws(py) / "main.py"
     call = start(py, "openDiff", {"uri": uri(main), "newText": "x = 1"})

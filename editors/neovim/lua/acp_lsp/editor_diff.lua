@@ -93,6 +93,32 @@ function M.open(args, call)
   local text = args.newText:gsub('\r\n', '\n')
   local eol = text:sub(-1) == '\n'
   local lines = vim.split(eol and text:sub(1, -2) or text, '\n', { plain = true })
+  local title = (args.title and args.title ~= '') and args.title or vim.fn.fnamemodify(fname, ':~:.')
+
+  -- Keys typed for the prompt or a command must not land in the proposal: it opens once the
+  -- user is back in Normal mode.
+  if vim.fn.mode() ~= 'n' then
+    require('acp_lsp.log').notify(
+      ('The agent proposes a change to %s: it opens when you leave %s mode'):format(
+        title,
+        vim.fn.mode() == 'i' and 'Insert' or 'this'
+      ),
+      vim.log.levels.INFO
+    )
+    tools.await(function(done)
+      vim.api.nvim_create_autocmd('ModeChanged', {
+        pattern = '*:n',
+        once = true,
+        callback = function()
+          done()
+        end,
+      })
+    end)
+    local session = require('acp_lsp.sessions').by_id[call.session_id or '']
+    if session and session.status ~= 'running' and session.status ~= 'awaiting_permission' then
+      return { answer = 'reject' } -- the turn ended meanwhile: nobody waits for it
+    end
+  end
 
   local existing = tools.find_buf(fname)
   local cleanup = 'delete'
@@ -125,7 +151,6 @@ function M.open(args, call)
       vim.cmd('diffthis')
     end)
   end
-  local title = (args.title and args.title ~= '') and args.title or vim.fn.fnamemodify(fname, ':~:.')
   vim.wo[win].winbar = ('Proposed: %s  (ga / :w keep · gr / :q reject)'):format(title:gsub('%%', '%%%%'))
 
   return tools.await(function(done)
