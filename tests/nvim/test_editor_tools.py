@@ -244,6 +244,50 @@ def test_definition_references_and_hover_come_from_jedi_across_files(py: Editor)
     assert py.lua("return vim.fn.buflisted(...)", str(util)) == 0
 
 
+# A language server inside Neovim (like none-ls): it answers hover at once, inside request().
+IN_PROCESS = """
+vim.lsp.config('inproc', {
+  filetypes = { 'python' },
+  root_markers = { 'pyproject.toml' },
+  cmd = function(dispatchers)
+    local id, closing = 0, false
+    return {
+      request = function(method, _, callback)
+        id = id + 1
+        if method == 'initialize' then
+          vim.schedule(function()
+            callback(nil, { capabilities = { hoverProvider = true } })
+          end)
+        elseif method == 'textDocument/hover' then
+          callback(nil, { contents = { kind = 'markdown', value = 'from **inproc**' } })
+        else
+          vim.schedule(function() callback(nil, vim.NIL) end)
+        end
+        return true, id
+      end,
+      notify = function() return true end,
+      is_closing = function() return closing end,
+      terminate = function()
+        closing = true
+        dispatchers.on_exit(0, 15)
+      end,
+    }
+  end,
+})
+vim.lsp.enable('inproc')
+"""
+
+
+def test_hover_merges_every_server_also_one_that_answers_at_once(py: Editor) -> None:
+    need(JEDI)
+    py.lua(IN_PROCESS)
+    wait_server(py, "inproc", "textDocument/hover")
+    wait_server(py, "jedi", "textDocument/hover")
+    at_call = {"uri": uri(ws(py) / "main.py"), "position": {"line": 4, "character": 13}}
+    parts = ask(py, "hover", at_call)["contents"].split("\n\n---\n\n")
+    assert len(parts) == 2 and "from **inproc**" in parts and "Double x." in "".join(parts)
+
+
 def test_symbols_of_a_document_and_of_the_workspace(py: Editor) -> None:
     need(JEDI)
     wait_server(py, "jedi", "workspace/symbol")

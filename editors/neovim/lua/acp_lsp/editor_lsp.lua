@@ -72,9 +72,13 @@ end
 --- Send `method` to every client; the answers {client, err, result} that came back in time.
 local function ask(call, clients, method, params_for, buf)
   return tools.await(function(done)
-    local answers, pending, ids = {}, 0, {}
+    local answers, pending, ids, finished = {}, #clients, {}, false
     local timer
     local function finish()
+      if finished then
+        return
+      end
+      finished = true
       if timer then
         timer:stop()
         timer:close()
@@ -85,25 +89,33 @@ local function ask(call, clients, method, params_for, buf)
       end
       done(answers)
     end
-    for _, c in ipairs(clients) do
-      local ok, id = c:request(method, params_for(c), function(err, result)
-        ids[c] = nil
-        table.insert(answers, { client = c, err = err, result = result })
-        pending = pending - 1
-        if pending == 0 then
-          finish()
-        end
-      end, buf)
-      if ok then
-        pending = pending + 1
-        ids[c] = id
+    local function settled()
+      pending = pending - 1
+      if pending == 0 then
+        finish()
       end
     end
     if pending == 0 then
       return finish()
     end
-    timer = assert(vim.uv.new_timer())
-    timer:start(math.max(call.deadline - vim.uv.now(), 0), 0, vim.schedule_wrap(finish))
+    for _, c in ipairs(clients) do
+      local answered = false
+      local ok, id = c:request(method, params_for(c), function(err, result)
+        answered = true -- maybe before request() returns: in-process servers answer at once
+        ids[c] = nil
+        table.insert(answers, { client = c, err = err, result = result })
+        settled()
+      end, buf)
+      if not ok then
+        settled()
+      elseif not answered then
+        ids[c] = id
+      end
+    end
+    if pending > 0 and not finished then
+      timer = assert(vim.uv.new_timer())
+      timer:start(math.max(call.deadline - vim.uv.now(), 0), 0, vim.schedule_wrap(finish))
+    end
   end)
 end
 
