@@ -48,8 +48,9 @@ class _QuietServer(uvicorn.Server):
 
 def _result(value: Any) -> mt.CallToolResult:
     text = json.dumps(value, ensure_ascii=False)
-    # structuredContent must be an object for older MCP clients: lists go under "result"
-    structured = value if isinstance(value, dict) else {"result": value}
+    # structuredContent must be an object (MCP 2025-06-18), and clients that have it show
+    # the model that instead of the text (Claude Code does): lists and null go as text only
+    structured = value if isinstance(value, dict) else None
     return mt.CallToolResult(content=[mt.TextContent(text=text)], structured_content=structured)
 
 
