@@ -363,6 +363,17 @@ def test_open_editors_and_the_selection(py: Editor) -> None:
         "end": {"line": 2, "character": 27},
     }
 
+    # A block: `from` and `prin` (columns 1-4 of lines 3-5); asked while it is being made.
+    py.lua("vim.api.nvim_win_set_cursor(0, { 3, 0 })")
+    py.nvim.input("<C-v>jj3l")
+    py.poll("vim.fn.mode() == '\\22' and vim.fn.col('.') == 4")
+    selection = ask(py, "selection")["selection"]
+    assert selection["text"] == "from\n\nprin"
+    assert selection["range"] == {
+        "start": {"line": 2, "character": 0},
+        "end": {"line": 4, "character": 4},
+    }
+
 
 def test_no_selection_is_null(py: Editor) -> None:
     assert ask(py, "selection")["selection"] is None

@@ -224,7 +224,7 @@ function tools.selection(_, call)
     s, e = vim.api.nvim_buf_get_mark(buf, '<'), vim.api.nvim_buf_get_mark(buf, '>')
     vmode = vim.fn.visualmode()
   end
-  if s[1] == 0 or e[1] == 0 then
+  if s[1] == 0 or e[1] == 0 or s[1] > vim.api.nvim_buf_line_count(buf) then
     return { selection = vim.NIL }
   end
   if e[1] < s[1] or (e[1] == s[1] and e[2] < s[2]) then
@@ -239,10 +239,16 @@ function tools.selection(_, call)
     scol = math.min(s[2], #first)
     ecol = math.min(e[2], math.max(#last - 1, 0))
     ecol = #last == 0 and 0 or ecol + vim.str_utf_end(last, ecol + 1) + 1 -- exclusive end
+    if s[1] == e[1] and scol > ecol then -- the line got shorter since
+      scol = ecol
+    end
   end
   local text
   if vmode == 'V' then
     text = table.concat(lines, '\n')
+  elseif vmode == '\22' then -- a block: its lines; the range spans its corners
+    local region = vim.fn.getregion({ buf, s[1], s[2] + 1, 0 }, { buf, e[1], e[2] + 1, 0 }, { type = '\22' })
+    text = table.concat(region, '\n')
   else
     text = table.concat(vim.api.nvim_buf_get_text(buf, s[1] - 1, scol, e[1] - 1, ecol, {}), '\n')
   end
@@ -286,9 +292,9 @@ function M.handle(_, params, ctx)
   local args = type(params.arguments) == 'table' and params.arguments or {}
   local ok, result, why = pcall(fn, args, call)
   local hidden = call.hidden
-  if hidden and vim.api.nvim_buf_is_valid(hidden) and not vim.bo[hidden].buflisted then
+  if hidden and vim.api.nvim_buf_is_valid(hidden) then
     if not vim.bo[hidden].modified and #vim.fn.win_findbuf(hidden) == 0 then
-      vim.cmd('silent! bunload ' .. hidden)
+      vim.cmd('silent! bunload ' .. hidden) -- unloaded again, as it was (a hidden buffer stays unlisted)
     end
   end
   if not ok then
