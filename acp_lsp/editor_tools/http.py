@@ -22,7 +22,7 @@ import uvicorn
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from acp_lsp import __version__
 from acp_lsp.editor_tools.tools import TOOLS, ToolError
@@ -35,6 +35,8 @@ Call = Callable[[str, str, JsonObject], Awaitable[Any]]
 Known = Callable[[str], bool]
 
 _token: ContextVar[str] = ContextVar("editor_tools_token")
+# set when the HTTP client of the request at hand hangs up (an agent that gave up on a call)
+_gone: ContextVar[asyncio.Event] = ContextVar("editor_tools_gone")
 _PREFIX = "/mcp/"
 
 
@@ -78,8 +80,20 @@ class McpHttp:
             )
 
         async def call_tool(_ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+            args = dict(params.arguments or {})
+            call = asyncio.ensure_future(self._call(_token.get(), params.name, args))
+            gone = asyncio.ensure_future(_gone.get().wait())
             try:
-                value = await self._call(_token.get(), params.name, dict(params.arguments or {}))
+                await asyncio.wait({call, gone}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                gone.cancel()
+                if not call.done():  # the agent hung up: withdraw what the editor was asked
+                    call.cancel()
+                    await asyncio.wait({call})
+            if call.cancelled():
+                return _error(f"{params.name}: the client went away")
+            try:
+                value = call.result()
             except ToolError as exc:
                 return _error(str(exc))
             except Exception as exc:  # a bug must not take the endpoint down
@@ -116,7 +130,24 @@ class McpHttp:
                 await _not_found(send)
                 return
             _token.set(token)
-            await manager.handle_request(scope, receive, send)
+            gone = asyncio.Event()
+            _gone.set(gone)
+            inbox: asyncio.Queue[Message] = asyncio.Queue()
+
+            async def listen() -> None:
+                # the request body, then (only if it comes first) the client's hang-up
+                while True:
+                    message = await receive()
+                    inbox.put_nowait(message)
+                    if message["type"] == "http.disconnect":
+                        gone.set()
+                        return
+
+            listener = asyncio.ensure_future(listen())
+            try:
+                await manager.handle_request(scope, inbox.get, send)
+            finally:
+                listener.cancel()
 
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

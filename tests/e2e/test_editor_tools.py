@@ -392,6 +392,27 @@ async def test_an_editor_that_does_not_answer_is_withdrawn_after_the_timeout(
         await editor.shutdown_session()
 
 
+async def test_an_agent_that_gives_up_on_open_diff_withdraws_it_from_the_editor(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """openDiff has no time limit (the user is reviewing); when the agent gives up on the call
+    (a cancelled turn closes its HTTP request) the editor's review is withdrawn."""
+    editor, tools, log = await start(
+        tmp_path, workspace, declared=ALL_TOOLS, answers={"openDiff": "never"}
+    )
+    try:
+        await editor.new_session()
+        args = {"path": "README.md", "newText": "new\n"}
+        call_task = asyncio.ensure_future(call(editor_url(log), "openDiff", args))
+        await editor.wait_for(lambda: len(tools.requests) == 1)
+        await asyncio.sleep(1.5)  # longer than timeoutS: openDiff is not timed out
+        assert tools.withdrawn == []
+        call_task.cancel()  # the client closes its connection
+        await editor.wait_for(lambda: tools.withdrawn == ["openDiff"])
+    finally:
+        await editor.shutdown_session()
+
+
 async def test_paths_outside_the_workspace_and_wrong_tokens_are_refused(
     tmp_path: Path, workspace: Path
 ) -> None:
