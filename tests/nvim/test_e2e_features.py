@@ -181,6 +181,7 @@ def test_vim_lsp_enable_alone_starts_the_server(editor: Editor, workspace: Path)
         "requestPermission": True,
         "saveDocument": True,
         "elicitation": True,
+        "editorTools": editor.lua("return require('acp_lsp.editor_tools').TOOLS"),
     }
     assert editor.lua(f"return {client}.root_dir") == str(workspace)
     # No warnings about the (empty) settings.
