@@ -67,7 +67,6 @@ class McpHttp:
         self._call = call
         self._known = known
         self.port = 0
-        self._uvicorn: _QuietServer | None = None
         self._task: asyncio.Task[None] | None = None
 
     def _mcp_server(self) -> Server[Any]:
@@ -160,7 +159,6 @@ class McpHttp:
             app, lifespan="off", log_config=None, access_log=False, log_level="warning"
         )
         server = _QuietServer(config)
-        self._uvicorn = server
 
         async def serve() -> None:
             try:
@@ -175,15 +173,6 @@ class McpHttp:
         if self._task.done():
             self._task.result()  # raises what stopped it
             raise RuntimeError("the editor tools MCP server stopped at start")
-
-    async def stop(self) -> None:
-        if self._uvicorn is not None:
-            self._uvicorn.should_exit = True
-        if self._task is not None:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(asyncio.shield(self._task), 3)
-            if not self._task.done():
-                self._task.cancel()
 
 
 async def _not_found(send: Send) -> None:

@@ -108,11 +108,6 @@ class EditorTools:
     def known(self, token: str) -> bool:
         return token in self._sessions
 
-    async def close(self) -> None:
-        if self._http is not None:
-            await self._http.stop()
-            self._http = None
-
     # -- calls -----------------------------------------------------------------------------
     async def call(self, token: str, tool: str, args: JsonObject) -> Any:
         """The tool's answer in MCP shape, or ToolError."""
@@ -131,7 +126,10 @@ class EditorTools:
 
         try:
             if tool in BRIDGE_ONLY:
-                return await self._open_file(resolve(convert._str(args, "path")), args)
+                path = resolve(convert._str(args, "path"))
+                if not os.path.isfile(path):
+                    raise ToolError(f"openFile: {path} is not a file")
+                return await self._open_file(path, args)
             declared = self.server.protocol.client_acp.get(p.CLIENT_CAP_EDITOR_TOOLS)
             if isinstance(declared, list) and tool in declared:
                 lsp_args = convert.to_lsp(tool, args, resolve)
