@@ -23,6 +23,7 @@ from mcp import Client
 from tests.agents import read_log
 from tests.agents.scripted_acp import DEFAULT_INITIALIZE
 from tests.e2e.test_files import agent_config
+from tests.nvim import test_screenshots as shots
 from tests.nvim.conftest import SERVER_CMD, Editor
 from tests.support.acp_lsp_schema import validate
 
@@ -409,9 +410,9 @@ def test_open_diff_kept_with_the_users_edit(py: Editor) -> None:
     py.poll("vim.bo.buftype == 'acwrite'")
     state = diff_state(py)
     assert state["tabs"] == 2 and state["diff"] == [True, True]
-    assert state["names"][0] == str(main) and state["names"][1].startswith("acp-diff://")
+    assert state["names"] == [str(main), "proposed://main.py"]
     assert state["lines"] == PROPOSAL.splitlines()
-    assert "Proposed: Use sys" in py.lua("return vim.wo.winbar")
+    assert "Proposed: main.py (Use sys)" in py.lua("return vim.wo.winbar")
     # The user changes the proposal, then keeps it.
     py.nvim.input("Gcc" + "print(helper(4))<Esc>")
     py.poll("vim.fn.mode() == 'n' and vim.api.nvim_get_current_line() == 'print(helper(4))'")
@@ -538,3 +539,40 @@ def test_an_agent_gets_neovims_answers_through_the_bridge(py: Editor, bridged: s
     py.cmd("checkhealth acp_lsp")
     health = "\n".join(py.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
     assert "OK editor tools for agents on; Neovim answers diagnostics, definition," in health
+
+
+tui = shots.tui  # the fixture of tests/nvim/test_screenshots.py
+
+
+def test_screenshot_open_diff(tui: shots.Tui) -> None:
+    """The diff tab as the user sees it (docs/screenshots/nvim-editor-diff.png)."""
+    tui.lua("T.setup(...)", SERVER_CMD)
+    tui.cmd("edit src/app.py")
+    tui.wait("require('acp_lsp.client').get() and require('acp_lsp.client').get().initialized")
+    app = Path(tui.lua("return vim.fn.expand('%:p')"))
+    proposal = (
+        app.read_text()
+        .replace(
+            '    return f"Hello, {title_case(name)}!"', '    return f"Hi, {title_case(name)}."'
+        )
+        .replace(
+            '    name = " ".join(argv) or "world"\n',
+            '    name = " ".join(argv).strip() or "world"\n',
+        )
+    )
+    call = start(
+        tui, "openDiff", {"uri": uri(app), "newText": proposal, "title": "Friendlier greeting"}
+    )
+    tui.poll("vim.bo.buftype == 'acwrite'")
+    tui.settle()
+    screen = tui.shot(
+        "editor-diff",
+        [
+            "Proposed: src/app.py (Friendlier greeting)",
+            "ga / :w keep",
+            'return f"Hi, {title_case(name)}."',
+        ],
+    )
+    assert 'return f"Hello, {title_case(name)}!"' in screen  # the file, on the left
+    tui.nvim.input("ga")
+    assert diff_answer(tui, call) == {"answer": "accept", "text": proposal}

@@ -93,7 +93,8 @@ function M.open(args, call)
   local text = args.newText:gsub('\r\n', '\n')
   local eol = text:sub(-1) == '\n'
   local lines = vim.split(eol and text:sub(1, -2) or text, '\n', { plain = true })
-  local title = (args.title and args.title ~= '') and args.title or vim.fn.fnamemodify(fname, ':~:.')
+  local short = vim.fn.fnamemodify(fname, ':~:.')
+  local title = (args.title and args.title ~= '') and ('%s (%s)'):format(short, args.title) or short
 
   -- Keys typed for the prompt or a command must not land in the proposal: it opens once the
   -- user is back in Normal mode.
@@ -136,13 +137,18 @@ function M.open(args, call)
   vim.wo[file_win].winbar = 'Yours: %f'
   local tab = vim.api.nvim_get_current_tabpage()
 
-  count = count + 1
   vim.cmd('rightbelow vnew')
   local buf, win = vim.api.nvim_get_current_buf(), vim.api.nvim_get_current_win()
   vim.bo[buf].buftype = 'acwrite' -- :w keeps the proposal (BufWriteCmd)
   vim.bo[buf].bufhidden = 'wipe'
   vim.bo[buf].swapfile = false
-  vim.api.nvim_buf_set_name(buf, ('acp-diff://%d/%s'):format(count, fname))
+  -- A URL-like name: not a file (Neovim keeps it as is); numbered when the file has several.
+  local name = 'proposed://' .. short
+  if vim.fn.bufexists(name) == 1 then
+    count = count + 1
+    name = ('%s (%d)'):format(name, count)
+  end
+  vim.api.nvim_buf_set_name(buf, name)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].filetype = vim.bo[file_buf].filetype
   vim.bo[buf].modified = false
