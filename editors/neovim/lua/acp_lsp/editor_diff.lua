@@ -68,20 +68,6 @@ function M.finish(entry, answer)
   end)
 end
 
---- Answer the diff of the current buffer (a proposal buffer, or a file with a pending diff).
----@param answer 'accept'|'reject'
----@return boolean found
-function M.answer_current(answer)
-  local buf = vim.api.nvim_get_current_buf()
-  for pbuf, entry in pairs(M.pending) do
-    if pbuf == buf or entry.file_buf == buf then
-      M.finish(entry, answer)
-      return true
-    end
-  end
-  return false
-end
-
 ---@param args table {uri, newText, title?}
 ---@param call acp_lsp.EditorToolCall
 function M.open(args, call)
