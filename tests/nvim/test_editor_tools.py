@@ -104,7 +104,12 @@ def settings(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
     takes HTTP MCP servers (its log in tmp_path/agent.log) for a test that needs the bridge."""
     if "bridged" not in request.fixturenames:
         return {}
-    agent = agent_config({"initialize": HTTP_MCP}, tmp_path, tmp_path / "agent.log")
+    # Its turns wait until cancelled.
+    script = {
+        "initialize": HTTP_MCP,
+        "on": {"session/prompt": [{"wait_cancel": True}, {"respond": {"stopReason": "cancelled"}}]},
+    }
+    agent = agent_config(script, tmp_path, tmp_path / "agent.log")
     return {
         "editorTools": {"enabled": True},
         "agents": {"scripted": agent},
@@ -539,6 +544,20 @@ def test_an_agent_gets_neovims_answers_through_the_bridge(py: Editor, bridged: s
     py.cmd("checkhealth acp_lsp")
     health = "\n".join(py.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
     assert "OK editor tools for agents on; Neovim answers diagnostics, definition," in health
+
+
+def test_a_cancelled_turn_rejects_its_open_diff(py: Editor, bridged: str) -> None:
+    py.lua("T.send('go')")
+    py.wait("T.session().status == 'running'")
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(
+            mcp_call, bridged, "openDiff", {"path": "main.py", "newText": PROPOSAL}
+        )
+        py.poll("vim.bo.buftype == 'acwrite'", timeout_s=20)
+        py.lua("require('acp_lsp').cancel()")
+        assert pending.result(timeout=20) == (False, {"answer": "reject"})
+    py.wait("T.session().status == 'idle'")
+    assert diff_state(py)["tabs"] == 1
 
 
 tui = shots.tui  # the fixture of tests/nvim/test_screenshots.py
