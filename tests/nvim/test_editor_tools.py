@@ -330,6 +330,9 @@ def test_a_file_without_a_language_server_says_so(py: Editor) -> None:
         py, "hover", {"uri": uri(ws(py) / "gone.py"), "position": {"line": 0, "character": 0}}
     )
     assert missing == f"no such file: {ws(py) / 'gone.py'}"
+    assert ask_error(py, "definition", {"uri": uri(notes)}) == (
+        "textDocument/definition needs a position"
+    )
 
 
 def test_open_editors_and_the_selection(py: Editor) -> None:

@@ -8,6 +8,7 @@ local L = {}
 -- A file loaded for a question gets its servers from FileType; a server that is starting
 -- needs time to initialize.
 local ATTACH_MS = 5000
+
 local function servers(buf, method, uninitialized)
   local out = {}
   local acp_name = require('acp_lsp.client').NAME
@@ -121,6 +122,9 @@ end
 
 --- ask() on the servers of a document; the answers or nil + why.
 local function ask_document(call, uri, method, extra)
+  if type(uri) ~= 'string' or (extra and extra.position == nil) then -- extra: position questions
+    return nil, method .. ' needs ' .. (type(uri) ~= 'string' and 'a uri' or 'a position')
+  end
   local buf, clients, why = document(call, uri, method)
   if not buf then
     return nil, why
