@@ -265,6 +265,9 @@ vim.lsp.config('inproc', {
             callback(nil, { capabilities = { hoverProvider = true } })
           end)
         elseif method == 'textDocument/hover' then
+          if INPROC_SILENT then -- a server that hangs: never answers
+            return true, id
+          end
           callback(nil, { contents = { kind = 'markdown', value = 'from **inproc**' } })
         else
           vim.schedule(function() callback(nil, vim.NIL) end)
@@ -292,6 +295,27 @@ def test_hover_merges_every_server_also_one_that_answers_at_once(py: Editor) -> 
     at_call = {"uri": uri(ws(py) / "main.py"), "position": {"line": 4, "character": 13}}
     parts = ask(py, "hover", at_call)["contents"].split("\n\n---\n\n")
     assert len(parts) == 2 and "from **inproc**" in parts and "Double x." in "".join(parts)
+
+
+def test_a_server_that_does_not_answer_leaves_the_others_answer_in_time(py: Editor) -> None:
+    need(JEDI)
+    py.lua("INPROC_SILENT = true")
+    py.lua(IN_PROCESS)
+    # The bridge waits editorTools.timeoutS; Neovim answers a second before with what it has.
+    py.lua("require('acp_lsp.config').options.settings.editorTools = { timeoutS = 2 }")
+    wait_server(py, "inproc", "textDocument/hover")
+    wait_server(py, "jedi", "textDocument/hover")
+    at_call = {"uri": uri(ws(py) / "main.py"), "position": {"line": 4, "character": 13}}
+    hover = ask(py, "hover", at_call)["contents"]
+    assert "Double x." in hover and "inproc" not in hover
+    # Only the silent server leaves a request; Neovim withdrew it ($/cancelRequest).
+    assert (
+        py.lua(
+            "local c = vim.lsp.get_clients({ name = 'inproc' })[1] "
+            "return vim.tbl_count(vim.tbl_filter(function(r) return r.type == 'pending' end, c.requests))"
+        )
+        == 0
+    )
 
 
 def test_symbols_of_a_document_and_of_the_workspace(py: Editor) -> None:
