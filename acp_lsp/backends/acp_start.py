@@ -3,6 +3,7 @@ command, an early exit, no answer in time, another protocol version) to one clea
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Callable
@@ -175,12 +176,12 @@ def agent_reason(exc: RpcError) -> str:
     carries when the message is only the code's name (Qwen Code answers a model API error
     with "Internal error" and ``data.details``). "Internal error", the catch-all, is left
     out when a reason follows it (claude-agent-acp: "Internal error: API Error: …")."""
-    message = exc.message.strip()
+    message = _json_reason(exc.message.strip())
     head, _, rest = message.partition(":")
     if head.lower() == INTERNAL and rest.strip():
         return html_page_title(rest.strip())
     if message.rstrip(".").lower() not in GENERIC_MESSAGES:
-        return message
+        return html_page_title(message)
     detail = _detail(exc.data)
     if not detail or detail in message:
         return message
@@ -188,6 +189,17 @@ def agent_reason(exc: RpcError) -> str:
     if len(detail) > MAX_DETAIL:
         detail = detail[:MAX_DETAIL] + "…"
     return detail if message.rstrip(".").lower() == INTERNAL else f"{message}: {detail}"
+
+
+def _json_reason(message: str) -> str:
+    """A message that is an API's whole error JSON (Gemini CLI passes it on: {"error":
+    {"message": …}}), as the reason inside it."""
+    if not message.startswith("{"):
+        return message
+    try:
+        return _detail(json.loads(message)) or message
+    except ValueError:
+        return message
 
 
 def html_page_title(reason: str) -> str:

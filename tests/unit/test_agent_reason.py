@@ -3,6 +3,8 @@ the agent's message, or the reason in its data when the message is only "Interna
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from acp_lsp import protocol as p
@@ -83,3 +85,13 @@ def test_the_editor_error_names_agent_method_and_reason_and_keeps_the_data_redac
         "message": "Internal error",
         "data": {"details": "401 bad key ***"},
     }
+
+
+def test_an_api_error_json_as_the_message_is_worded_by_its_reason() -> None:
+    """Gemini CLI passes the API's error body on as the message, a proxy's page inside it."""
+    page = "<html>\r\n<head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
+    wrapped = json.dumps({"error": {"message": page, "code": 502, "status": "Bad Gateway"}})
+    assert agent_reason(RpcError(502, wrapped)) == "502 Bad Gateway (an HTML error page)"
+    key = json.dumps({"error": {"code": 401, "message": "API key not valid.", "status": "X"}})
+    assert agent_reason(RpcError(401, key)) == "API key not valid."
+    assert agent_reason(RpcError(500, "{not json")) == "{not json"
