@@ -1,0 +1,62 @@
+"""Editor tools: which agents get them, and when openDiff is refused (acp_lsp/editor_tools/router.py)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from acp_lsp.config import load_settings
+from acp_lsp.editor_tools.router import EditorTools, _read_only
+from acp_lsp.session import Session
+
+
+def tools_for(settings: dict[str, Any]) -> tuple[EditorTools, Any]:
+    loaded, problems = load_settings([settings])
+    assert problems == []
+    server: Any = SimpleNamespace(settings=loaded)
+    return EditorTools(server), loaded
+
+
+@pytest.mark.parametrize(
+    ("settings", "demo", "claude"),
+    [
+        ({}, False, False),  # off by default
+        ({"editorTools": {"enabled": True}}, True, True),
+        (
+            {"editorTools": {"enabled": True}, "agents": {"demo": {"editorTools": False}}},
+            False,
+            True,
+        ),
+        ({"agents": {"claude": {"editorTools": True}}}, False, True),
+    ],
+)
+def test_the_agent_setting_wins_over_the_global_one(
+    settings: dict[str, Any], demo: bool, claude: bool
+) -> None:
+    tools, loaded = tools_for(settings)
+    assert tools.enabled_for(loaded.agents["demo"]) is demo
+    assert tools.enabled_for(loaded.agents["claude"]) is claude
+
+
+def test_timeout_must_be_positive() -> None:
+    _, problems = load_settings([{"editorTools": {"timeoutS": 0}}])
+    assert problems == ["editorTools.timeoutS: Input should be greater than 0"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "refused"),
+    [
+        (None, False),
+        ("default", False),
+        ("acceptEdits", False),
+        ("plan", True),
+        ("read-only", True),
+    ],
+)
+def test_open_diff_is_refused_in_modes_that_forbid_edits(mode: str | None, refused: bool) -> None:
+    session = Session("s", "agent", "/ws")
+    if mode is not None:
+        session.set_current_mode(mode)
+    assert _read_only(session) is refused
