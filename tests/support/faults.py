@@ -49,6 +49,8 @@ async def prompt_error(editor: TestEditor, sid: str, text: str) -> JsonRpcExcept
         await editor.prompt(sid, text, timeout=TURN)
     # the reason, not JSON-RPC's name for the code (acp_start.agent_reason)
     assert "Internal error" not in info.value.message
+    # words, not an API's error body or a proxy's page (Gemini CLI passes both on)
+    assert '{"error"' not in info.value.message and "<html" not in info.value.message.lower()
     return info.value
 
 
