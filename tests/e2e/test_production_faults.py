@@ -23,7 +23,6 @@ not waited out here.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from typing import Any
 import pytest
 
 from acp_lsp import protocol as p
-from tests.model_server import ModelServer, Say
+from tests.model_server import ModelServer
 from tests.model_server.faults import (
     Fault,
     bad_key,
@@ -41,9 +40,8 @@ from tests.model_server.faults import (
     overloaded,
     rate_limited,
     server_error,
-    stall_stream,
 )
-from tests.model_server.script import HUGE_END, huge_answer
+from tests.model_server.script import huge_answer
 from tests.support.editor_model import view_of
 from tests.support.faults import (
     ANSWER,
@@ -51,7 +49,9 @@ from tests.support.faults import (
     RETRY_AFTER,
     TURN,
     Expect,
+    a_huge_answer_arrives_whole,
     answered,
+    cancel_during_a_stall,
     every_turn_answers,
     history_is_what_was_shown,
     prompt_error,
@@ -226,20 +226,7 @@ async def test_cancel_during_a_stalled_stream_ends_the_turn_at_once(
 ) -> None:
     model.script = every_turn_answers()
     editor, sid = await start(tmp_path, model, agent)
-    model.inject(stall_stream(after=3, seconds=60))
-    turn = asyncio.ensure_future(editor.prompt(sid, "Say something.", timeout=TURN))
-    assert await asyncio.to_thread(model.wait_stalled, TURN), "the answer never started"
-    await editor.wait_for(lambda: bool(reply(editor, sid)), timeout=TURN)
-    assert (await editor.acp(p.ACP_CANCEL, {"sessionId": sid})) == {}
-    # at once: well inside the minute the stream stays stalled
-    assert await asyncio.wait_for(turn, 20) == {"stopReason": "cancelled"}
-    model.release()
-    last = editor.statuses[sid][-1]
-    assert last == {"sessionId": sid, "status": "idle", "stopReason": "cancelled"}
-    kept = reply(editor, sid)  # what had streamed before the stall stays
-    assert kept and ANSWER.startswith(kept) and kept != ANSWER
-    await answered(editor, sid, "Once more, please.")
-    await history_is_what_was_shown(editor, sid, 2)
+    await cancel_during_a_stall(editor, model, sid, after=3)
     await editor.shutdown_session()
 
 
@@ -248,16 +235,8 @@ async def test_a_10_mb_answer_reaches_the_editor_whole(
     tmp_path: Path, model: ModelServer, agent: str
 ) -> None:
     model.script = huge_answer(10 * 1024 * 1024)
-    huge = model.script.turns[0][0]
-    assert isinstance(huge, Say)
     editor, sid = await start(tmp_path, model, agent)
-    assert await editor.prompt(sid, "Say a lot.", timeout=TURN) == {"stopReason": "end_turn"}
-    shown = reply(editor, sid)
-    assert len(shown) == len(huge.text) and shown.endswith(HUGE_END)
-    assert shown == huge.text
-    assert await editor.prompt(sid, "And now?", timeout=TURN) == {"stopReason": "end_turn"}
-    assert reply(editor, sid) == "Turn 2: done."
-    await history_is_what_was_shown(editor, sid, 2)
+    await a_huge_answer_arrives_whole(editor, model, sid)
     await editor.shutdown_session()
 
 

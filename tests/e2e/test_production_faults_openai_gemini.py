@@ -18,7 +18,6 @@ and what each agent does unbounded).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,13 +38,15 @@ from tests.model_server.faults import (
     server_error,
     stall_stream,
 )
-from tests.model_server.script import HUGE_END, huge_answer
+from tests.model_server.script import huge_answer
 from tests.support.faults import (
     ANSWER,
     PERMANENT,
     RETRY_AFTER,
     TURN,
+    a_huge_answer_arrives_whole,
     answered,
+    cancel_during_a_stall,
     every_turn_answers,
     history_is_what_was_shown,
     prompt_error,
@@ -256,25 +257,10 @@ async def test_cancel_during_a_stalled_stream_ends_the_turn_at_once(
 ) -> None:
     model.script = every_turn_answers()
     editor, sid = await start(tmp_path, model, agent)
-    model.inject(stall_stream(after=TEXT_AFTER[agent] + 2, seconds=60))
-    turn = asyncio.ensure_future(editor.prompt(sid, "Say something.", timeout=TURN))
-    assert await asyncio.to_thread(model.wait_stalled, TURN), "the answer never started"
     say = model.script.turns[0][0]
     assert isinstance(say, Say)
     shown = "".join(say.pieces()[:2])  # the two pieces before the stall
-    await editor.wait_for(lambda: reply(editor, sid) == shown, timeout=TURN)
-    assert (await editor.acp(p.ACP_CANCEL, {"sessionId": sid})) == {}
-    # at once: well inside the minute the stream stays stalled
-    assert await asyncio.wait_for(turn, 20) == {"stopReason": "cancelled"}
-    model.release()
-    assert editor.statuses[sid][-1] == {
-        "sessionId": sid,
-        "status": "idle",
-        "stopReason": "cancelled",
-    }
-    assert reply(editor, sid) == shown  # what had streamed stays
-    await answered(editor, sid, "Once more, please.")
-    await history_is_what_was_shown(editor, sid, 2)
+    await cancel_during_a_stall(editor, model, sid, TEXT_AFTER[agent] + 2, shown)
     await editor.shutdown_session()
 
 
@@ -283,14 +269,6 @@ async def test_a_10_mb_answer_reaches_the_editor_whole(
     tmp_path: Path, model: ModelServer, agent: str
 ) -> None:
     model.script = huge_answer(10 * 1024 * 1024, turns=3)
-    huge = model.script.turns[0][0]
-    assert isinstance(huge, Say)
     editor, sid = await start(tmp_path, model, agent)
-    assert await editor.prompt(sid, "Say a lot.", timeout=TURN) == {"stopReason": "end_turn"}
-    shown = reply(editor, sid)
-    assert len(shown) == len(huge.text) and shown.endswith(HUGE_END)
-    assert shown == huge.text
-    assert await editor.prompt(sid, "And now?", timeout=TURN) == {"stopReason": "end_turn"}
-    assert reply(editor, sid) == "Turn 2: done."
-    await history_is_what_was_shown(editor, sid, 2)
+    await a_huge_answer_arrives_whole(editor, model, sid)
     await editor.shutdown_session()

@@ -3,11 +3,13 @@ script that answers every turn alike, what the user sees since the last prompt, 
 checks every fault ends with (the agent's error, a normal next answer, the history).
 
 Stable for the tests that import it: ANSWER, TURN, RETRY_AFTER, PERMANENT, Expect,
-every_turn_answers, reply, prompt_error, answered, history_is_what_was_shown.
+every_turn_answers, reply, prompt_error, answered, history_is_what_was_shown,
+cancel_during_a_stall, a_huge_answer_arrives_whole.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -15,8 +17,9 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from acp_lsp import protocol as p
-from tests.model_server import Say, Script
-from tests.model_server.faults import Fault
+from tests.model_server import ModelServer, Say, Script
+from tests.model_server.faults import Fault, stall_stream
+from tests.model_server.script import HUGE_END
 from tests.support.editor_model import view_of
 from tests.support.lsp_editor import TestEditor
 
@@ -78,3 +81,42 @@ class Expect:
     said: str | None = None  # words of the agent message it writes about it
     code: int = p.AGENT_ERROR
     waits: float = 0  # the retry comes no sooner than this (a retry-after), in seconds
+
+
+async def cancel_during_a_stall(
+    editor: TestEditor, model: ModelServer, sid: str, after: int, shown: str | None = None
+) -> None:
+    """The stream stalls for a minute after ``after`` events; a cancel ends the turn at once
+    and what had streamed (``shown``, when the test knows it exactly) stays."""
+    model.inject(stall_stream(after=after, seconds=60))
+    turn = asyncio.ensure_future(editor.prompt(sid, "Say something.", timeout=TURN))
+    assert await asyncio.to_thread(model.wait_stalled, TURN), "the answer never started"
+    if shown is None:
+        await editor.wait_for(lambda: bool(reply(editor, sid)), timeout=TURN)
+    else:
+        await editor.wait_for(lambda: reply(editor, sid) == shown, timeout=TURN)
+    assert (await editor.acp(p.ACP_CANCEL, {"sessionId": sid})) == {}
+    # at once: well inside the minute the stream stays stalled
+    assert await asyncio.wait_for(turn, 20) == {"stopReason": "cancelled"}
+    model.release()
+    last = editor.statuses[sid][-1]
+    assert last == {"sessionId": sid, "status": "idle", "stopReason": "cancelled"}
+    kept = reply(editor, sid)  # what had streamed before the stall stays
+    assert kept == shown if shown is not None else ANSWER.startswith(kept) and kept != ANSWER
+    assert kept
+    await answered(editor, sid, "Once more, please.")
+    await history_is_what_was_shown(editor, sid, 2)
+
+
+async def a_huge_answer_arrives_whole(editor: TestEditor, model: ModelServer, sid: str) -> None:
+    """The script's first answer (``huge_answer``) reaches the editor character for
+    character; the next prompt is answered."""
+    huge = model.script.turns[0][0]
+    assert isinstance(huge, Say)
+    assert await editor.prompt(sid, "Say a lot.", timeout=TURN) == {"stopReason": "end_turn"}
+    shown = reply(editor, sid)
+    assert len(shown) == len(huge.text) and shown.endswith(HUGE_END)
+    assert shown == huge.text
+    assert await editor.prompt(sid, "And now?", timeout=TURN) == {"stopReason": "end_turn"}
+    assert reply(editor, sid) == "Turn 2: done."
+    await history_is_what_was_shown(editor, sid, 2)
