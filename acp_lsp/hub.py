@@ -54,6 +54,7 @@ class Hub:
         self.turns: dict[str, Turn] = {}
         self.tasks = TaskOwner("hub")
         self.workspace_folders: list[str] = []
+        self._failed_before_stop: set[str] | None = None  # set once shutdown begins
 
     # -- configuration ---------------------------------------------------------------------
     def update_settings(self, settings: Settings) -> None:
@@ -374,7 +375,7 @@ class Hub:
         return await self.backend(session.agent).set_config_option(session, config_id, value)
 
     async def shutdown(self) -> None:
-        failed = {sid for sid, s in self.sessions.items() if s.status == "failed"}
+        self._failed_before_stop = {sid for sid, s in self.sessions.items() if s.status == "failed"}
         for session_id in list(self.turns):
             with contextlib.suppress(BackendError):
                 await self.cancel(session_id)
@@ -383,8 +384,15 @@ class Hub:
                 await backend.shutdown()
             except Exception:
                 log.exception("stopping agent %s", backend.name)
-        for session in self.sessions.values():
-            # stopped with the server, not failed: stored as the other ends store it
-            if session.status == "failed" and session.session_id not in failed:
-                session.status = "idle"
+        self.settle_stopped()
         await self.tasks.close(timeout=2.0)
+
+    def settle_stopped(self) -> None:
+        """Sessions whose agent was stopped with the server are stored idle, not failed, as
+        every end stores them (``exit`` may come while ``shutdown`` is still stopping)."""
+        before = self._failed_before_stop
+        if before is None:
+            return
+        for session in self.sessions.values():
+            if session.status == "failed" and session.session_id not in before:
+                session.status = "idle"

@@ -73,6 +73,7 @@ class Ending:
                         # a turn cut off by the end: kept as far as it got, ended as a cancel
                         session.finish_turn("cancelled")
                         session.status = "idle"
+                self.server.hub.settle_stopped()  # a shutdown under way stopped its agents
             recorder = self.server.editor.recorder if "editor" in built else None
             if recorder is not None:
                 recorder.close_now(FINAL_FLUSH_S)
