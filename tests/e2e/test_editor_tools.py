@@ -26,10 +26,11 @@ from tests.agents import read_log
 from tests.agents.scripted_acp import DEFAULT_INITIALIZE
 from tests.e2e.conftest import server_env, with_fast_demo
 from tests.e2e.test_files import agent_config
-from tests.model_server import ModelServer, Say, Script
+from tests.model_server import ModelServer, Say, Script, Tool
+from tests.support import production
 from tests.support.acp_lsp_schema import validate
 from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities
-from tests.support.production import open_session, processes_of, start_agent
+from tests.support.production import open_session, processes_of, start_agent, texts, tool_calls
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -553,6 +554,141 @@ async def test_claude_connects_and_offers_the_editor_tools_to_its_model(
         (first, *_) = model.turn_requests()
         offered = set(re.findall(r"mcp__editor__(\w+)", json.dumps(first.body)))
         assert offered == {*ALL_TOOLS, "openFile"}
+    finally:
+        await editor.shutdown_session()
+    assert processes_of(tmp_path / "home") == []
+
+
+# -- a real Claude turn: its model calls the editor tools ------------------------------------
+
+
+async def start_claude(
+    tmp_path: Path, ws: Path, model: ModelServer, answers: dict[str, Any]
+) -> tuple[TestEditor, Tools]:
+    """The real server with claude-agent-acp against ``model``, editor tools on, and an editor
+    that answers ``acp/editorTool`` for the tools in ``answers``."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    config = ClientServerConfig(
+        server_command=SERVER_COMMAND,
+        client_factory=TestEditor,
+        server_env=production.server_env(home),
+    )
+    editor = await config.start()
+    assert isinstance(editor, TestEditor)
+    tools = Tools(answers)
+    tools.install(editor)
+    caps = capabilities("visual_studio_code")
+    caps.experimental["acp"]["editorTools"] = sorted(answers)
+    options = {
+        "agents": {"claude": production.agent_config("claude", model, home)},
+        "defaultAgent": "claude",
+        "editorTools": {"enabled": True},
+    }
+    await editor.initialize_session(
+        types.InitializeParams(
+            capabilities=caps,
+            client_info=types.ClientInfo(name="rich"),
+            root_uri=ws.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
+            initialization_options=options,
+        )
+    )
+    return editor, tools
+
+
+def load(*names: str) -> Tool:
+    """Claude Code defers MCP tools: its model loads them through ToolSearch first."""
+    query = "select:" + ",".join(f"mcp__editor__{n}" for n in names)
+    return Tool(
+        "call",
+        {"name": "ToolSearch", "input": json.dumps({"query": query, "max_results": len(names)})},
+    )
+
+
+def use(name: str, **args: Any) -> Tool:
+    return Tool("call", {"name": f"mcp__editor__{name}", "input": json.dumps(args)})
+
+
+def tool_results(model: ModelServer) -> list[Any]:
+    """The tool results Claude sent its model, in order."""
+    out = []
+    for request in model.turn_requests():
+        last = request.body["messages"][-1]
+        if isinstance(last["content"], list):
+            out += [b for b in last["content"] if b.get("type") == "tool_result"]
+    return out
+
+
+async def test_claude_s_model_gets_the_editor_s_diagnostics(
+    tmp_path: Path, model: ModelServer
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "greet.py").write_text("def greet(name):\n    return nam\n", encoding="utf-8")
+    uri = from_fs_path(str(ws / "greet.py"))
+    warning = {
+        "uri": uri,
+        "range": rng(1, 11, 1, 14),
+        "severity": 1,
+        "source": "pyright",
+        "message": '"nam" is not defined',
+    }
+    model.script = Script(
+        "diagnostics",
+        [[load("diagnostics"), use("diagnostics", path="greet.py"), Say("`nam` is undefined.")]],
+    )
+    editor, tools = await start_claude(
+        tmp_path, ws, model, {"diagnostics": {"diagnostics": [warning]}}
+    )
+    try:
+        sid = await open_session(editor)
+        result = await editor.prompt(sid, "What is wrong in greet.py?", timeout=180)
+        assert result["stopReason"] == "end_turn"
+        (request,) = tools.requests
+        assert request == {"sessionId": sid, "tool": "diagnostics", "arguments": {"uri": uri}}
+        *_, answer = tool_results(model)
+        assert not answer.get("is_error")
+        content = answer["content"]
+        text = content if isinstance(content, str) else content[0]["text"]
+        assert json.loads(text) == [
+            {
+                "path": str(ws / "greet.py"),
+                "line": 2,
+                "column": 12,
+                "endLine": 2,
+                "endColumn": 15,
+                "severity": "error",
+                "source": "pyright",
+                "message": '"nam" is not defined',
+            }
+        ]
+        call_ = next(c for c in tool_calls(editor, sid) if c["title"] == "mcp__editor__diagnostics")
+        assert call_["status"] == "completed"
+        assert texts(editor, sid)[-1].endswith("`nam` is undefined.")
+    finally:
+        await editor.shutdown_session()
+    assert processes_of(tmp_path / "home") == []
+
+
+async def test_cancelling_claude_s_turn_withdraws_the_open_diff_review(
+    tmp_path: Path, model: ModelServer
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "greet.py").write_text("x = 1\n", encoding="utf-8")
+    model.script = Script(
+        "review",
+        [[load("openDiff"), use("openDiff", path="greet.py", newText="x = 2\n"), Say("Done.")]],
+    )
+    editor, tools = await start_claude(tmp_path, ws, model, {"openDiff": "never"})
+    try:
+        sid = await open_session(editor)
+        turn = asyncio.ensure_future(editor.prompt(sid, "Propose x = 2.", timeout=180))
+        await editor.wait_for(lambda: len(tools.requests) == 1, timeout=120)
+        await editor.acp("acp/cancel", {"sessionId": sid})
+        assert (await turn)["stopReason"] == "cancelled"
+        await editor.wait_for(lambda: tools.withdrawn == ["openDiff"])
     finally:
         await editor.shutdown_session()
     assert processes_of(tmp_path / "home") == []

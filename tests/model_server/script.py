@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import json
 import shlex
 import threading
 import time
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from tests.model_server.faults import Fault
 
 JsonObject = dict[str, Any]
-ACTIONS = ("read", "edit", "write", "delete", "shell")
+ACTIONS = ("read", "edit", "write", "delete", "shell", "call")
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,9 @@ class Tool:
     ``action`` is one of :data:`ACTIONS`; ``args``: read ``{path}``, edit ``{path, old, new}``,
     write ``{path, content}``, delete ``{path}``, shell ``{command}``. Paths are absolute
     (the agents want them so); the prebuilt scripts take the workspace root.
+    ``call`` ``{name, input}`` calls the tool ``name`` as given (``input``: its arguments as
+    JSON text), offered or not: an MCP tool, or one an agent loads on demand (Claude Code's
+    ToolSearch).
     """
 
     action: str
@@ -207,6 +211,7 @@ TOOL_NAMES: dict[str, tuple[str, ...]] = {
     "write": ("Write", "write_file"),
     "delete": (),
     "shell": ("Bash", "run_shell_command"),
+    "call": (),
 }
 SHELL_TOOLS = ("Bash", "run_shell_command", "exec_command", "shell", "local_shell")
 PATH_KEYS = ("file_path", "absolute_path", "path")
@@ -288,6 +293,8 @@ def render_tool(tool: Tool, tools: dict[str, Any]) -> ToolCall:
     Edits for command-only agents read the file now, on this machine, to build the patch.
     """
     a = tool.args
+    if tool.action == "call":
+        return ToolCall(a["name"], json.loads(a["input"]))
     name = next((n for n in TOOL_NAMES[tool.action] if n in tools), None)
     if name is None:
         if tool.action == "read":
