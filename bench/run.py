@@ -766,6 +766,12 @@ def bench_soak(r: Runner) -> Section:
     return bench_soak.run(r, Section, median, fmt)  # type: ignore[no-any-return]
 
 
+def bench_editor_tools(r: Runner) -> Section:
+    import bench_editor_tools
+
+    return bench_editor_tools.run(r, Section, median, fmt)  # type: ignore[no-any-return]
+
+
 BENCHMARKS: dict[str, Callable[[Runner], Section]] = {
     "streaming": bench_streaming,
     "latency": bench_latency,
@@ -778,6 +784,7 @@ BENCHMARKS: dict[str, Callable[[Runner], Section]] = {
     "history": bench_history,
     "agent_turns": bench_agent_turns,
     "soak": bench_soak,
+    "editor_tools": bench_editor_tools,
 }
 
 
