@@ -18,13 +18,7 @@ import pytest
 
 from acp_lsp import protocol as p
 from tests.model_server import ModelServer, Say, Script, Tool
-from tests.model_server.script import (
-    long_turn,
-    read_edit_answer,
-    several_turns,
-    shell_edit,
-    stall,
-)
+from tests.model_server.script import long_turn, read_edit_answer, several_turns, shell_edit, stall
 from tests.support.lsp_editor import TestEditor, pick
 from tests.support.production import (
     diffs,

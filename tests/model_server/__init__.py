@@ -10,16 +10,8 @@ Run standalone: ``python -m tests.model_server --port 8765 --script read-edit --
 """
 
 from tests.model_server.app import ModelServer, create_app
-from tests.model_server.script import (
-    SCRIPTS,
-    Recorded,
-    Say,
-    Script,
-    ServerState,
-    Tool,
-    ToolCall,
-    render_tool,
-)
+from tests.model_server.script import SCRIPTS, Recorded, Say, Script, ServerState, Tool
+from tests.model_server.tool_calls import ToolCall, render_tool
 
 __all__ = [
     "SCRIPTS",

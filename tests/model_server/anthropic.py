@@ -26,9 +26,9 @@ from tests.model_server.script import (
     ServerState,
     Step,
     Tool,
-    render_tool,
     sample_json,
 )
+from tests.model_server.tool_calls import render_tool
 
 API = "anthropic"
 MODEL = "claude-scripted"

@@ -37,10 +37,9 @@ from tests.model_server.script import (
     Step,
     Tool,
     conversation_position,
-    playable,
-    render_tool,
     sample_json,
 )
+from tests.model_server.tool_calls import playable, render_tool
 
 API = "gemini"
 _ids = count(1)

@@ -35,12 +35,10 @@ from tests.model_server.script import (
     ServerState,
     Step,
     Tool,
-    ToolCall,
     conversation_position,
-    playable,
-    render_tool,
     sample_json,
 )
+from tests.model_server.tool_calls import ToolCall, playable, render_tool
 
 API = "openai-chat"
 _ids = count(1)

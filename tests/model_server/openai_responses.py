@@ -32,10 +32,9 @@ from tests.model_server.script import (
     Step,
     Tool,
     conversation_position,
-    edit_patch,
-    render_tool,
     sample_json,
 )
+from tests.model_server.tool_calls import edit_patch, render_tool
 
 API = "openai-responses"
 _ids = count(1)

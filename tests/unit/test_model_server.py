@@ -15,13 +15,8 @@ import httpx
 import pytest
 
 from tests.model_server import ModelServer, Say, Script, Tool, render_tool
-from tests.model_server.script import (
-    apply_patch_command,
-    read_edit_answer,
-    sample_json,
-    several_turns,
-    stall,
-)
+from tests.model_server.script import read_edit_answer, sample_json, several_turns, stall
+from tests.model_server.tool_calls import apply_patch_command
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE_SCHEMAS: dict[str, dict[str, Any]] = {
