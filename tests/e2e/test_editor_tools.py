@@ -22,6 +22,7 @@ from mcp import Client
 from pygls.uris import from_fs_path
 from pytest_lsp import ClientServerConfig
 
+from acp_lsp.editor_tools.tools import BRIDGE_ONLY, TOOL_NAMES
 from tests.agents import read_log
 from tests.agents.scripted_acp import DEFAULT_INITIALIZE
 from tests.e2e.conftest import server_env, with_fast_demo
@@ -34,18 +35,10 @@ from tests.support.production import open_session, processes_of, start_agent, te
 
 pytestmark = pytest.mark.timeout(120)
 
+
 JsonObject = dict[str, Any]
-ALL_TOOLS = [
-    "diagnostics",
-    "definition",
-    "references",
-    "hover",
-    "documentSymbols",
-    "workspaceSymbols",
-    "openEditors",
-    "selection",
-    "openDiff",
-]
+# every tool an editor front end can answer (openFile is always the bridge's)
+ALL_TOOLS = [t for t in TOOL_NAMES if t not in BRIDGE_ONLY]
 HTTP_MCP = {
     **DEFAULT_INITIALIZE,
     "agentCapabilities": {
