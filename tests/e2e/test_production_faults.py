@@ -204,19 +204,18 @@ async def play(editor: TestEditor, model: ModelServer, sid: str, expect: Expect)
     await history_is_what_was_shown(editor, sid, prompts)
 
 
-@pytest.mark.parametrize("name", sorted(CLAUDE_FAULTS))
-async def test_claude_model_fault(tmp_path: Path, model: ModelServer, name: str) -> None:
+@pytest.mark.parametrize(
+    ("agent", "name"),
+    [
+        (a, n)
+        for a, faults in (("claude", CLAUDE_FAULTS), ("qwen", QWEN_FAULTS))
+        for n in sorted(faults)
+    ],
+)
+async def test_model_fault(tmp_path: Path, model: ModelServer, agent: str, name: str) -> None:
     model.script = every_turn_answers()
-    editor, sid = await start(tmp_path, model, "claude")
-    await play(editor, model, sid, CLAUDE_FAULTS[name])
-    await editor.shutdown_session()
-
-
-@pytest.mark.parametrize("name", sorted(QWEN_FAULTS))
-async def test_qwen_model_fault(tmp_path: Path, model: ModelServer, name: str) -> None:
-    model.script = every_turn_answers()
-    editor, sid = await start(tmp_path, model, "qwen")
-    await play(editor, model, sid, QWEN_FAULTS[name])
+    editor, sid = await start(tmp_path, model, agent)
+    await play(editor, model, sid, {"claude": CLAUDE_FAULTS, "qwen": QWEN_FAULTS}[agent][name])
     await editor.shutdown_session()
 
 

@@ -206,19 +206,18 @@ async def play(editor: TestEditor, model: ModelServer, sid: str, expect: Expect)
     await history_is_what_was_shown(editor, sid, prompts)
 
 
-@pytest.mark.parametrize("name", sorted(CODEX_FAULTS))
-async def test_codex_model_fault(tmp_path: Path, model: ModelServer, name: str) -> None:
+@pytest.mark.parametrize(
+    ("agent", "name"),
+    [
+        (a, n)
+        for a, faults in (("codex", CODEX_FAULTS), ("gemini", GEMINI_FAULTS))
+        for n in sorted(faults)
+    ],
+)
+async def test_model_fault(tmp_path: Path, model: ModelServer, agent: str, name: str) -> None:
     model.script = every_turn_answers()
-    editor, sid = await start(tmp_path, model, "codex")
-    await play(editor, model, sid, CODEX_FAULTS[name])
-    await editor.shutdown_session()
-
-
-@pytest.mark.parametrize("name", sorted(GEMINI_FAULTS))
-async def test_gemini_model_fault(tmp_path: Path, model: ModelServer, name: str) -> None:
-    model.script = every_turn_answers()
-    editor, sid = await start(tmp_path, model, "gemini")
-    await play(editor, model, sid, GEMINI_FAULTS[name])
+    editor, sid = await start(tmp_path, model, agent)
+    await play(editor, model, sid, {"codex": CODEX_FAULTS, "gemini": GEMINI_FAULTS}[agent][name])
     await editor.shutdown_session()
 
 
