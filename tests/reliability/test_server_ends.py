@@ -12,10 +12,11 @@ busy store thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -154,14 +155,25 @@ def _texts(message: JsonObject) -> str:
     return "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
 
 
+@contextlib.asynccontextmanager
+async def _server(
+    tmp_path: Path, workspace: Path, script: JsonObject, pids: Path
+) -> AsyncIterator[RawLspClient]:
+    """The real server over stdio with one scripted agent "a" (its pids written to ``pids``)."""
+    client = await RawLspClient.start(server_env(tmp_path), tmp_path / "server.log")
+    try:
+        await client.initialize(workspace, {"agents": {"a": scripted(script, pids=pids)}})
+        yield client
+    finally:
+        await client.aclose()
+
+
 @pytest.mark.parametrize("how", list(EXIT_CODES))
 async def test_an_answered_turn_outlives_every_end(
     tmp_path: Path, workspace: Path, how: str
 ) -> None:
     agent_pids = tmp_path / "agent.pids"
-    client = await RawLspClient.start(server_env(tmp_path), tmp_path / "server.log")
-    try:
-        await client.initialize(workspace, {"agents": {"a": scripted(SCRIPT, pids=agent_pids)}})
+    async with _server(tmp_path, workspace, SCRIPT, agent_pids) as client:
         older = (await client.call("acp/newSession", {"agent": "a"}))["sessionId"]
         await client.call("acp/prompt", {"sessionId": older, "prompt": "start a terminal"})
         await client.wait_for(lambda: (workspace / "bg.pid").exists())
@@ -176,8 +188,6 @@ async def test_an_answered_turn_outlives_every_end(
         answer = await client.call("acp/prompt", {"sessionId": sid, "prompt": "count zebras"})
         assert answer == {"stopReason": "end_turn"}
         assert await _end(client, how) == EXIT_CODES[how]
-    finally:
-        await client.aclose()
     assert not await wait_gone(pids, BOUND_S)
     assert _store_closed(tmp_path)
 
@@ -204,15 +214,11 @@ async def test_an_answered_turn_outlives_every_end(
 
 async def test_a_session_younger_than_one_flush_is_kept(tmp_path: Path, workspace: Path) -> None:
     """The first session of the run, ended at once: the history is opened at the end."""
-    client = await RawLspClient.start(server_env(tmp_path), tmp_path / "server.log")
-    try:
-        script = {"on": {"session/prompt": TURN}}
-        await client.initialize(workspace, {"agents": {"a": scripted(script, pids=tmp_path / "p")}})
+    script = {"on": {"session/prompt": TURN}}
+    async with _server(tmp_path, workspace, script, tmp_path / "p") as client:
         sid = (await client.call("acp/newSession", {"agent": "a"}))["sessionId"]
         await client.call("acp/prompt", {"sessionId": sid, "prompt": "count zebras"})
         assert await _end(client, "exit") == 1
-    finally:
-        await client.aclose()
     assert _store_closed(tmp_path)
 
     async def check(reopened: RawLspClient) -> None:
@@ -251,9 +257,7 @@ async def test_a_turn_cut_off_by_the_end_keeps_what_it_showed(
     tmp_path: Path, workspace: Path, how: str
 ) -> None:
     agent_pids = tmp_path / "agent.pids"
-    client = await RawLspClient.start(server_env(tmp_path), tmp_path / "server.log")
-    try:
-        await client.initialize(workspace, {"agents": {"a": scripted(CUT_OFF, pids=agent_pids)}})
+    async with _server(tmp_path, workspace, CUT_OFF, agent_pids) as client:
         sid = (await client.call("acp/newSession", {"agent": "a"}))["sessionId"]
         client.request("acp/prompt", {"sessionId": sid, "prompt": "count zebras"})
 
@@ -266,8 +270,6 @@ async def test_a_turn_cut_off_by_the_end_keeps_what_it_showed(
         await client.wait_for(shown)
         pids = read_pids(agent_pids)
         await _end(client, how)
-    finally:
-        await client.aclose()
     assert not await wait_gone(pids, BOUND_S)
     assert _store_closed(tmp_path)
 
