@@ -15,6 +15,8 @@ import { DiffDocuments } from "./diffs";
 import { DocumentSync } from "./diskSync";
 import { saveDocuments } from "./documents";
 import { askElicitation } from "./elicitation";
+import { EditorDiffs } from "./editorDiff";
+import { EditorTools } from "./editorTools";
 import { PermissionBroker } from "./permissions";
 import { vscodePrompts, type Prompts } from "./prompts";
 import { AcpServer } from "./server";
@@ -69,6 +71,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
     (sessionId) => store.get(sessionId)?.agent,
     (tab, column) => panels.reveal(tab, column),
   );
+  const editorDiffs = new EditorDiffs();
+  const editorTools = new EditorTools(editorDiffs, (): vscode.TextEditor | undefined => editors.visibleEditor());
   server = new AcpServer(output, {
     sessionUpdate: (p) => store.handleUpdate(p),
     sessionStatus: (p) => store.handleStatus(p),
@@ -76,6 +80,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
     requestPermission: (p, token) => permissions.request(p, token),
     saveDocument: (p) => saveDocuments(p, output),
     elicitation: (p) => askElicitation(p),
+    editorTool: (p, token) => editorTools.handle(p, token),
     elicitationComplete: (p) => output.info(`${p.agent}: elicitation ${p.elicitationId} completed`),
     documentsSynced: (p) => void documents.handle(p),
     showMessage: (p) => {
@@ -103,6 +108,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
 
   context.subscriptions.push(
     output,
+    editorDiffs,
     documents,
     server,
     store,

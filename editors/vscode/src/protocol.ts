@@ -103,7 +103,7 @@ export const saveDocument = new RequestType<SaveDocumentParams, SaveDocumentResu
 export const elicitation = new RequestType<ElicitationParams, ElicitationResult, void>(
   "acp/elicitation",
 );
-// Not answered by this extension yet: it declares no editorTools, so the server never sends it.
+// Answered by editorTools.ts for the tools in EDITOR_TOOLS.
 export const editorTool = new RequestType<EditorToolParams, EditorToolResult, void>(
   "acp/editorTool",
 );
@@ -157,9 +157,24 @@ export const ErrorCodes = {
   requestCancelled: -32800,
 } as const;
 
+/** The editor tools this front end answers (all of acp_lsp/editor_tools/tools.py but openFile,
+ * which the bridge always answers itself). */
+export const EDITOR_TOOLS = [
+  "diagnostics",
+  "definition",
+  "references",
+  "hover",
+  "documentSymbols",
+  "workspaceSymbols",
+  "openEditors",
+  "selection",
+  "openDiff",
+];
+
 /** What this front end declares in `capabilities.experimental.acp` of `initialize`. */
 export const CLIENT_CAPABILITIES = {
   requestPermission: true,
   saveDocument: true,
   elicitation: true,
+  editorTools: EDITOR_TOOLS,
 } as const;

@@ -34,6 +34,7 @@ export interface ServerHandlers {
   ): Promise<protocol.RequestPermissionResult>;
   saveDocument(params: protocol.SaveDocumentParams): Promise<protocol.SaveDocumentResult>;
   elicitation(params: protocol.ElicitationParams): Promise<protocol.ElicitationResult>;
+  editorTool(params: protocol.EditorToolParams, token: vscode.CancellationToken): Promise<protocol.EditorToolResult>;
   elicitationComplete(params: protocol.ElicitationCompleteParams): void;
   documentsSynced(params: protocol.DocumentsSyncedParams): void;
   /** window/showMessage (taken over from the client, which would show each as it is). */
@@ -233,6 +234,7 @@ export class AcpServer implements vscode.Disposable {
     client.onRequest(protocol.requestPermission, (p, token) => h.requestPermission(p, token));
     client.onRequest(protocol.saveDocument, (p) => h.saveDocument(p));
     client.onRequest(protocol.elicitation, (p) => h.elicitation(p));
+    client.onRequest(protocol.editorTool, (p, token) => h.editorTool(p, token));
     client.onNotification(protocol.elicitationComplete, (p) => h.elicitationComplete(p));
     client.onNotification(protocol.documentsSynced, (p) => h.documentsSynced(p));
     // Registered before start, this replaces the client's own handler (added first).
