@@ -167,11 +167,15 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def start_code_server(
-    root: Path, vsix: Path, settings: dict[str, Any], env_extra: dict[str, str]
+    root: Path,
+    vsix: Path,
+    settings: dict[str, Any],
+    env_extra: dict[str, str],
+    more_vsix: tuple[Path, ...] = (),
 ) -> CodeServer:
     """An isolated code-server in `root` (its own user data, extensions and XDG dirs) with
-    the packaged extension installed, up and answering /healthz. Its own process group: stop
-    it with kill_group(server.proc). Raises RuntimeError when it does not come up."""
+    the packaged extension (and `more_vsix`) installed, up and answering /healthz. Its own
+    process group: stop it with kill_group(server.proc). Raises RuntimeError when it does not come up."""
     for sub in ("xdg/data", "xdg/config", "xdg/cache", "xdg/state", "user/User", "ext"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     (root / "user" / "User" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
@@ -196,8 +200,9 @@ def start_code_server(
         "--extensions-dir",
         str(root / "ext"),
     ]
+    installs = [arg for v in (vsix, *more_vsix) for arg in ("--install-extension", str(v))]
     install = subprocess.run(
-        [str(CODE_SERVER), *common, "--install-extension", str(vsix)],
+        [str(CODE_SERVER), *common, *installs],
         env=env,
         capture_output=True,
         text=True,
