@@ -89,7 +89,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
       }
       showServerMessage(p);
     },
-  });
+  }, context);
   const store: SessionStore = new SessionStore(server, () => readSettings().followAlong);
   const diffs = new DiffDocuments();
   const editors = new EditorContextTracker();

@@ -16,6 +16,7 @@ import {
   type ServerOptions,
   type StaticFeature,
 } from "vscode-languageclient/node";
+import { serverCommand, warnOnVersionMismatch, type ExtensionPlace } from "./bootstrap";
 import * as protocol from "./protocol";
 import { needsRestart, resolveServerCommand, serverConfiguration, type Settings } from "./settings";
 import { expandContext, readSettings } from "./vscodeSettings";
@@ -73,6 +74,8 @@ export class AcpServer implements vscode.Disposable {
   constructor(
     readonly output: vscode.LogOutputChannel,
     private readonly handlers: ServerHandlers,
+    /** Where the server that comes with the extension is installed (bootstrap.ts). */
+    private readonly place?: ExtensionPlace,
   ) {
     this.settings = readSettings();
     this.disposables.push(
@@ -110,7 +113,9 @@ export class AcpServer implements vscode.Disposable {
   /** `acp-lsp doctor` with this extension's server command, its table in the output channel;
    * `agents` limits the agents it starts ([]: every configured one). */
   async doctor(agents: string[] = []): Promise<{ code: number | null; output: string }> {
-    const cmd = resolveServerCommand(readSettings(), expandContext());
+    const cmd = await serverCommand(readSettings(), this.place, this.output).catch(() =>
+      resolveServerCommand(readSettings(), expandContext()),
+    );
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const args = [
       ...cmd.args,
@@ -142,7 +147,7 @@ export class AcpServer implements vscode.Disposable {
     await this.stop();
     const settings = readSettings();
     this.settings = settings;
-    const cmd = resolveServerCommand(settings, expandContext());
+    const cmd = await serverCommand(settings, this.place, this.output);
     this.output.info(`starting acp-lsp: ${cmd.command} ${cmd.args.join(" ")}`);
     const serverOptions: ServerOptions = {
       command: cmd.command,
@@ -199,6 +204,7 @@ export class AcpServer implements vscode.Disposable {
         });
       throw error;
     }
+    warnOnVersionMismatch(client, this.place, cmd.command);
     // Settings changed while the server started went nowhere (no client to tell yet).
     const now = readSettings();
     if (JSON.stringify(serverConfiguration(now)) !== JSON.stringify(clientOptions.initializationOptions)) {

@@ -1,0 +1,189 @@
+// The server that comes with the extension (issue 28): the acp-lsp wheel shipped in the .vsix
+// (server/acp_lsp-<version>-py3-none-any.whl) run by `uv tool run` when uv is on PATH, else
+// installed with pip into a private venv in the extension's global storage. Node only (no
+// `vscode`), so the choices are unit-tested; bootstrap.ts adds progress and messages.
+
+import { execFile } from "node:child_process";
+import { constants } from "node:fs";
+import { access, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import * as path from "node:path";
+
+export const MIN_PYTHON = [3, 11] as const;
+/** Interpreters tried in order when none is configured (newest first). */
+export const PYTHON_CANDIDATES = ["python3.14", "python3.13", "python3.12", "python3.11", "python3", "python"];
+const STAMP = "acp-lsp-version";
+
+type Env = Record<string, string | undefined>;
+
+export interface RunResult {
+  code: number | null;
+  output: string;
+}
+
+/** Run a program to its end, its stdout and stderr together (also passed to `onOutput`). */
+export function run(
+  command: string,
+  args: string[],
+  options: { env?: Env; timeoutMs?: number; onOutput?: (text: string) => void } = {},
+): Promise<RunResult> {
+  return new Promise((resolve) => {
+    let output = "";
+    const child = execFile(command, args, {
+      env: options.env as NodeJS.ProcessEnv | undefined,
+      timeout: options.timeoutMs ?? 600_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const take = (chunk: Buffer | string): void => {
+      const text = String(chunk);
+      output += text;
+      options.onOutput?.(text);
+    };
+    child.stdout?.on("data", take);
+    child.stderr?.on("data", take);
+    child.on("error", (error) => resolve({ code: null, output: `${output}${error.message}\n` }));
+    child.on("close", (code) => resolve({ code, output }));
+  });
+}
+
+/** The executable `name` on the PATH of `env`, or undefined. */
+export async function findOnPath(name: string, env: Env, platform = process.platform): Promise<string | undefined> {
+  const dirs = (env.PATH ?? env.Path ?? "").split(path.delimiter).filter((d) => d !== "");
+  const exts = platform === "win32" ? (env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";").map((e) => e.toLowerCase()) : [""];
+  for (const dir of dirs) {
+    for (const ext of exts) {
+      const candidate = path.join(dir, name + ext);
+      try {
+        await access(candidate, constants.X_OK);
+        return candidate;
+      } catch {
+        // not here
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The wheel of exactly `version` shipped in the extension, or undefined (a development build). */
+export async function shippedWheel(extensionPath: string, version: string): Promise<string | undefined> {
+  const dir = path.join(extensionPath, "server");
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const wheel = names.find((n) => n.startsWith(`acp_lsp-${version}-`) && n.endsWith(".whl"));
+  return wheel === undefined ? undefined : path.join(dir, wheel);
+}
+
+/** The version in `acp-lsp --version`'s output ("acp-lsp 0.1.0"). */
+export function parseVersion(output: string): string | undefined {
+  return /acp-lsp\s+(\S+)/.exec(output)?.[1];
+}
+
+/** The warning for a server whose version is not the extension's, or undefined when they agree. */
+export function versionMismatch(extension: string, server: string | undefined, command: string): string | undefined {
+  if (server === undefined || server === extension) {
+    return undefined;
+  }
+  return (
+    `ACP: the acp-lsp server (${command}) is version ${server}, this extension is ${extension}. ` +
+    `Install acp-lsp ${extension}, or clear "acpLsp.server.command" to use the server that comes with the extension.`
+  );
+}
+
+/** `uv tool run` of the shipped wheel: acp-lsp itself offline, its dependencies from the index. */
+export function uvArgs(wheel: string, args: string[]): string[] {
+  return ["tool", "run", "--from", wheel, "acp-lsp", ...args];
+}
+
+export function venvExecutable(venv: string, name: string, platform = process.platform): string {
+  return platform === "win32" ? path.join(venv, "Scripts", `${name}.exe`) : path.join(venv, "bin", name);
+}
+
+export function lastLines(text: string, count: number): string {
+  return text.trimEnd().split(/\r?\n/).slice(-count).join("\n");
+}
+
+/** Whether `dir` holds a finished install of `version` (the stamp is written last). */
+export async function stamped(dir: string, version: string): Promise<boolean> {
+  const stamp = await readFile(path.join(dir, STAMP), "utf8").catch(() => "");
+  return stamp.trim() === version;
+}
+
+export async function writeStamp(dir: string, version: string): Promise<void> {
+  await writeFile(path.join(dir, STAMP), `${version}\n`, "utf8");
+}
+
+/** What the install could not do, for the user: `detail` is the failing tool's last lines. */
+export class InstallError extends Error {
+  constructor(
+    message: string,
+    readonly detail = "",
+  ) {
+    super(message);
+  }
+}
+
+export interface Python {
+  command: string;
+  version: string;
+}
+
+// venv and ensurepip: Debian's python3 without python3-venv has the first, not the second.
+const PROBE = "import sys, venv, ensurepip; print('%d.%d' % sys.version_info[:2])";
+
+/** The first interpreter of `candidates` that is 3.11+ and can make a venv with pip. */
+export async function findPython(candidates: string[], env: Env): Promise<Python> {
+  const tried: string[] = [];
+  for (const name of candidates) {
+    const command = path.isAbsolute(name) ? name : await findOnPath(name, env);
+    if (command === undefined) {
+      continue;
+    }
+    const probe = await run(command, ["-c", PROBE], { env, timeoutMs: 30_000 });
+    const version = /^(\d+)\.(\d+)\s*$/m.exec(probe.output);
+    if (probe.code !== 0 || version === null) {
+      tried.push(`${command} (no venv/ensurepip: ${lastLines(probe.output, 1)})`);
+      continue;
+    }
+    const [major, minor] = [Number(version[1]), Number(version[2])];
+    if (major < MIN_PYTHON[0] || (major === MIN_PYTHON[0] && minor < MIN_PYTHON[1])) {
+      tried.push(`${command} (${major}.${minor})`);
+      continue;
+    }
+    return { command, version: `${major}.${minor}` };
+  }
+  const found = tried.length > 0 ? `found only ${tried.join(", ")}` : `none of ${candidates.join(", ")} is on PATH`;
+  throw new InstallError(
+    `the acp-lsp server needs uv or Python ${MIN_PYTHON.join(".")}+ with venv: ${found}. ` +
+      `Install uv or Python ${MIN_PYTHON.join(".")}+ (Debian/Ubuntu: python3-venv), or set "acpLsp.server.python".`,
+  );
+}
+
+/** A fresh venv in `venv` with the wheel installed; returns its acp-lsp. A failed step throws
+ * with the tool's last lines. `log` gets every line of output as it comes. */
+export async function installVenv(
+  python: Python,
+  venv: string,
+  wheel: string,
+  version: string,
+  env: Env,
+  log: (text: string) => void,
+): Promise<string> {
+  await rm(venv, { recursive: true, force: true });
+  const made = await run(python.command, ["-m", "venv", venv], { env, onOutput: log });
+  if (made.code !== 0) {
+    throw new InstallError(`${python.command} -m venv failed (exit ${made.code})`, lastLines(made.output, 5));
+  }
+  const pip = await run(
+    venvExecutable(venv, "python"),
+    ["-m", "pip", "install", "--disable-pip-version-check", "--no-input", wheel],
+    { env, onOutput: log },
+  );
+  if (pip.code !== 0) {
+    throw new InstallError(`pip install of acp-lsp ${version} failed (exit ${pip.code})`, lastLines(pip.output, 5));
+  }
+  const exe = venvExecutable(venv, "acp-lsp");
+  const check = await run(exe, ["--version"], { env, timeoutMs: 60_000, onOutput: log });
+  if (parseVersion(check.output) !== version) {
+    throw new InstallError(`the installed acp-lsp does not run as version ${version}`, lastLines(check.output, 5));
+  }
+  await writeStamp(venv, version);
+  return exe;
+}
