@@ -91,21 +91,16 @@ def build_extension(*, tests: bool, production: bool = False) -> None:
 
 
 def package_vsix(out: Path) -> Path:
-    """`vsce package` (the extension's `npm run package`, its prepublish bundles with
-    esbuild --production) into out/acp-lsp.vsix."""
+    """`vsce package` through scripts/build-vsix.sh (the same build as `./run release`; the
+    extension's prepublish bundles with esbuild --production) into out/acp-lsp.vsix."""
     vsix = out / "acp-lsp.vsix"
-    result = run_node(
-        [
-            "node_modules/@vscode/vsce/vsce",
-            "package",
-            "--no-dependencies",
-            "--skip-license",
-            "--allow-missing-repository",
-            "-o",
-            str(vsix),
-        ],
-        cwd=EXTENSION,
+    result = subprocess.run(
+        ["bash", str(REPO / "scripts" / "build-vsix.sh"), str(vsix)],
+        env=node_env(),
+        capture_output=True,
+        text=True,
         timeout=180,
+        check=False,
     )
     assert result.returncode == 0, f"vsce package failed:\n{result.stdout}\n{result.stderr}"
     return vsix
