@@ -180,3 +180,56 @@ def test_claude_s_model_gets_ruff_jedi_and_the_user_s_diff_answers_from_neovim(
     while processes_of(tmp_path / "home") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert processes_of(tmp_path / "home") == []
+
+
+@pytest.mark.timeout(600)
+def test_in_claude_s_manual_mode_the_user_is_asked_first_and_a_refused_diff_never_opens(
+    py: Editor, model: ModelServer
+) -> None:
+    need(RUFF)
+    model.script = Script(
+        "manual",
+        [
+            [
+                load("diagnostics", "openDiff"),
+                use("diagnostics", path="main.py"),
+                use("openDiff", path="main.py", newText=PROPOSAL),
+                Say("Nothing changed."),
+            ]
+        ],
+    )
+    py.wait("#vim.diagnostic.get(0) > 0")
+    py.lua("T.answer = 'manual'")
+    py.lua("T.new_session(nil, 120000)")
+    py.cmd("Acp mode default")  # Claude's "Manual": it asks before each MCP tool
+    py.wait("T.session().modes.currentModeId == 'default'")
+    py.lua("T.send('Check main.py.')")
+
+    py.wait("T.pending ~= nil", timeout_ms=CLAUDE_TURN_S * 1000)
+    asked = py.lua("return T.selects[#T.selects]")
+    assert asked["prompt"] == "Agent asks: [other] mcp__editor__diagnostics"
+    assert asked["items"][0] == "Yes" and asked["items"][-1] == "No"
+    py.lua("T.choose('Yes')")
+    py.wait("T.pending ~= nil", timeout_ms=CLAUDE_TURN_S * 1000)
+    assert py.lua("return T.selects[#T.selects].prompt") == (
+        "Agent asks: [other] mcp__editor__openDiff"
+    )
+    assert diff_state(py)["tabs"] == 1  # nothing shown before the user allows it
+    py.lua("T.choose('No')")
+    # The turn ends with no key pressed: the refused diff never waited for the user.
+    py.wait(
+        "T.session().status == 'idle' and T.find_line('Nothing changed.') ~= nil",
+        timeout_ms=CLAUDE_TURN_S * 1000,
+    )
+    assert diff_state(py)["tabs"] == 1
+
+    calls = results_by_tool(model)
+    assert [name for name, _ in calls] == [
+        "ToolSearch",
+        "mcp__editor__diagnostics",
+        "mcp__editor__openDiff",
+    ]
+    diagnostics = answer(calls[1][1])
+    assert [d["code"] for d in diagnostics if d.get("source") == "Ruff"] == ["F401"]
+    refused = calls[2][1]
+    assert refused.get("is_error") and "refused permission" in text_of(refused)
