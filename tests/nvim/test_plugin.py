@@ -400,7 +400,7 @@ def test_setup_reports_bad_options_by_name(editor: Editor) -> None:
     assert "acp_lsp.setup: settings.followAlong: expected boolean, got string" in notes
     assert any("chat.position" in n for n in notes)
     options = editor.lua("return require('acp_lsp.config').options")
-    assert options["cmd"] == ["acp-lsp"] and options["chat"]["position"] == "right"
+    assert "cmd" not in options and options["chat"]["position"] == "right"  # the default: none
 
 
 def test_settings_encode_objects_as_objects(editor: Editor) -> None:

@@ -67,7 +67,7 @@ local function resolved_config()
   local cmd = cfg.cmd
   if type(cmd) == 'table' and vim.fn.executable(cmd[1]) == 0 then
     return nil,
-      ('acp-lsp server not found: %q is not executable. Install acp-lsp or set `cmd` in '):format(cmd[1])
+      ('acp-lsp server not found: %q is not executable. Run :Acp install or set `cmd` in '):format(cmd[1])
         .. "require('acp_lsp').setup()."
   end
   return cfg
@@ -96,6 +96,17 @@ function M.with_client(cb)
   local client = M.get()
   if client and client.initialized then
     cb(client)
+    return
+  end
+  if not client and require('acp_lsp.install').needed() then
+    -- The first start without a server (or after a plugin update): install it, then start.
+    require('acp_lsp.install').run(function(ok, message)
+      if ok then
+        M.with_client(cb)
+      else
+        cb(nil, message)
+      end
+    end)
     return
   end
   if not client then

@@ -184,6 +184,12 @@ M.subcommands = {
       actions().close_session()
     end,
   },
+  install = {
+    desc = "install — install (again) the server at the plugin's version: uv, else a private venv",
+    run = function()
+      require('acp_lsp.install').run()
+    end,
+  },
   log = {
     desc = 'log — what the server and the agents reported',
     run = function()

@@ -5,7 +5,7 @@ local M = {}
 
 ---@type acp_lsp.Options
 M.defaults = {
-  cmd = { 'acp-lsp' },
+  cmd = nil, -- the server the plugin installed (install.lua), else acp-lsp on PATH
   cmd_env = nil,
   settings = {},
   root_markers = { 'acp-lsp.toml', '.git' },
@@ -107,7 +107,7 @@ function M.validate(user)
   end
   local merged = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), user)
   -- Lists are values, not merged by index.
-  merged.cmd = user.cmd or vim.deepcopy(M.defaults.cmd)
+  merged.cmd = user.cmd
   merged.root_markers = user.root_markers or vim.deepcopy(M.defaults.root_markers)
   return merged, problems
 end
@@ -146,12 +146,26 @@ local function handler(name)
   end
 end
 
+--- The server command and where it comes from: setup()'s `cmd`, else the server the plugin
+--- installed (at its own version), else acp-lsp on PATH.
+---@return string[] cmd, string source
+function M.server_cmd()
+  if M.options.cmd then
+    return vim.deepcopy(M.options.cmd), 'setup() cmd'
+  end
+  local exe = require('acp_lsp.install').exe()
+  if vim.fn.executable(exe) == 1 then
+    return { exe }, 'installed by the plugin'
+  end
+  return { 'acp-lsp' }, 'PATH'
+end
+
 --- The base vim.lsp.Config (lsp/acp_lsp.lua returns it; setup() layers the user's options).
 ---@return vim.lsp.Config
 function M.lsp_config()
   local n, r = protocol.notifications, protocol.server_requests
   return {
-    cmd = vim.deepcopy(M.options.cmd),
+    cmd = (M.server_cmd()),
     cmd_env = M.options.cmd_env,
     root_dir = function(bufnr, on_dir)
       on_dir(M.root_for(bufnr))
@@ -173,7 +187,8 @@ function M.lsp_config()
       workspace = { workspaceEdit = { documentChanges = true } },
     },
     init_options = vim.deepcopy(M.options.settings),
-    on_init = function(client)
+    on_init = function(client, result)
+      require('acp_lsp.install').check_server(result)
       require('acp_lsp.client').attach_all(client)
     end,
     on_exit = function(code)

@@ -1,17 +1,8 @@
 --- :checkhealth acp_lsp — Neovim version, the server command and its version, the agents.
-local M = {}
+local install = require('acp_lsp.install')
+local version = require('acp_lsp.version')
 
-local function server_version(cmd)
-  local ok, proc = pcall(vim.system, vim.list_extend(vim.deepcopy(cmd), { '--version' }), { text = true })
-  if not ok then
-    return nil, tostring(proc)
-  end
-  local res = proc:wait(10000)
-  if res.code ~= 0 then
-    return nil, vim.trim((res.stderr or '') .. (res.stdout or ''))
-  end
-  return vim.trim(res.stdout or '')
-end
+local M = {}
 
 --- `acp-lsp doctor --no-agents`: config files and the data directory, as the server reads them.
 local function doctor(cmd, health)
@@ -43,9 +34,27 @@ local function doctor(cmd, health)
   end
 end
 
+--- Where the server command comes from, in words.
+local function server_source(cmd)
+  local where = vim.fn.exepath(cmd[1])
+  if require('acp_lsp.config').options.cmd then
+    return where .. ', setup() cmd'
+  elseif vim.fs.normalize(where) == vim.fs.normalize(install.exe()) then
+    local stamp = install.installed() or {}
+    return ('installed by the plugin with %s for version %s'):format(
+      stamp.method or '?',
+      stamp.version or '?'
+    )
+  elseif vim.deep_equal(cmd, { 'acp-lsp' }) then
+    return where .. ', found on PATH'
+  end
+  return where .. ', vim.lsp.config()'
+end
+
 function M.check()
   local health = vim.health
   health.start('acp_lsp')
+  health.ok('plugin version ' .. version)
   if vim.fn.has('nvim-0.11') == 1 then
     health.ok('Neovim ' .. tostring(vim.version()))
   else
@@ -81,18 +90,27 @@ function M.check()
   if type(cmd) ~= 'table' then
     health.info('server cmd is a function; cannot check it')
   elseif vim.fn.executable(cmd[1]) == 0 then
-    health.error(
-      ('server not found: %q is not executable'):format(cmd[1]),
-      { 'Install acp-lsp (pip install acp-lsp) or set `cmd` in require("acp_lsp").setup()' }
-    )
+    health.error(('server not found: %q is not executable'):format(cmd[1]), {
+      (':Acp install (or the lazy.nvim build step) installs it at the plugin version %s with uv or Python %s+'):format(
+        version,
+        install.MIN_PYTHON
+      ),
+      'or set `cmd` in require("acp_lsp").setup()',
+    })
   else
-    health.ok(('server: %s (%s)'):format(table.concat(cmd, ' '), vim.fn.exepath(cmd[1])))
-    local version, err = server_version(cmd)
-    if version then
-      health.ok('server version: ' .. version)
+    health.ok(('server: %s (%s)'):format(table.concat(cmd, ' '), server_source(cmd)))
+    local said, err = install.server_version(cmd)
+    if not said then
+      health.warn('`' .. table.concat(cmd, ' ') .. ' --version` failed: ' .. tostring(err))
+    elseif said:match('%S+$') ~= version then
+      health.warn(
+        ('server version: %s, not the plugin version %s'):format(said, version),
+        { ':Acp install installs the server at the plugin version (when setup() sets no `cmd`)' }
+      )
       doctor(cmd, health)
     else
-      health.warn('`' .. table.concat(cmd, ' ') .. ' --version` failed: ' .. tostring(err))
+      health.ok('server version: ' .. said)
+      doctor(cmd, health)
     end
   end
   health.info('root markers: ' .. table.concat(config.options.root_markers, ', '))
@@ -107,6 +125,13 @@ function M.check()
     health.ok(
       ('server running (client %d), acp protocol version %s'):format(client.id, tostring(acp.version))
     )
+    for _, problem in
+      ipairs(
+        install.mismatches({ capabilities = client.server_capabilities, serverInfo = client.server_info })
+      )
+    do
+      health.warn(problem)
+    end
   else
     health.error('the running server does not advertise capabilities.experimental.acp')
     return

@@ -1,12 +1,15 @@
 --- acp_lsp: coding agents (ACP / AAP) in Neovim through the acp-lsp language server.
 ---
 ---   require('acp_lsp').setup({
----     cmd = { 'acp-lsp' },                         -- the server (default: acp-lsp on PATH)
+---     cmd = { 'acp-lsp' },   -- the server (default: the one :Acp install put in stdpath('data'), else PATH)
 ---     settings = { defaultAgent = 'claude', ... },  -- DESIGN §2, sent as initializationOptions
 ---   })
 local M = {}
 
 M.MIN_VERSION = '0.11'
+
+--- The plugin's version (lua/acp_lsp/version.lua); the server it installs is the same version.
+M.version = require('acp_lsp.version')
 
 --- Whether this Neovim can run the plugin; reports why not once.
 ---@return boolean
@@ -36,7 +39,7 @@ function M.setup(opts)
   end
   config.options = options
   vim.lsp.config('acp_lsp', {
-    cmd = options.cmd,
+    cmd = (config.server_cmd()),
     cmd_env = options.cmd_env,
     init_options = vim.deepcopy(options.settings),
   })

@@ -8,7 +8,7 @@
 ---@field terminal_lines integer lines of terminal output shown per tool call
 
 ---@class (exact) acp_lsp.Options
----@field cmd string[] the server command (default { 'acp-lsp' })
+---@field cmd string[]? the server command (default: the server the plugin installed, else acp-lsp on PATH)
 ---@field cmd_env table<string, string>? extra environment of the server
 ---@field settings table server settings of DESIGN §2 (agents, defaultAgent, followAlong, permissions, fs), sent as initializationOptions
 ---@field root_markers string[] files that mark a workspace root

@@ -1,0 +1,207 @@
+"""The server comes with the plugin: a Neovim user who adds the README's lazy.nvim spec and has
+no `acp-lsp` anywhere gets the server at the plugin's version, installed from this checkout,
+and a first session with the demo agent that answers, with no setting touched.
+
+Real Neovim, lazy.nvim installing the plugin from this checkout (as tests/nvim/test_lazy_install.py
+does), HOME and XDG dirs in tmp, PATH without any acp-lsp. Two machines:
+- uv on PATH (a directory with only `uv`): the first `:Acp new` installs the server with uv,
+  then runs the session; the spec's `build` step (`:Lazy build`) installs it again.
+- no uv: the `build` step makes a private venv with Python's venv + pip.
+The installs fetch the server's dependencies from the package index: a test skips, saying so,
+when the index cannot be reached."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pynvim  # type: ignore[import-untyped]
+import pytest
+
+from acp_lsp import __version__
+from tests.e2e.test_packaging import UNREACHABLE
+from tests.nvim.conftest import NVIM, PLUGIN, SAMPLE, close
+from tests.nvim.test_lazy_install import INIT_LUA, LAZY_ENV, lazy_checkout, readme_spec
+
+pytestmark = pytest.mark.timeout(600)
+
+INSTALL_MS = 480_000  # a cold install downloads the server's dependencies
+
+
+def clean_path(tmp_path: Path, *, uv: bool) -> str:
+    """PATH with no acp-lsp (nor uv unless asked), a Python 3.11+ as `python3`, and `uv` alone
+    in a directory of its own when asked."""
+    drop = ("acp-lsp", "uv", "uvx")
+    dirs = [d for d in os.environ["PATH"].split(os.pathsep) if d]
+    dirs = [d for d in dirs if not any((Path(d) / name).exists() for name in drop)]
+    python = tmp_path / "python-only"
+    python.mkdir()
+    base = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    (python / "python3").symlink_to(base)
+    dirs.insert(0, str(python))
+    if uv:
+        found = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
+        if not Path(found).exists():
+            pytest.skip("uv is not installed (./run setup installs the test extras)")
+        only = tmp_path / "uv-only"
+        only.mkdir()
+        (only / "uv").symlink_to(found)
+        dirs.insert(0, str(only))
+    path = os.pathsep.join(dirs)
+    if shutil.which("git", path=path) is None:
+        pytest.skip("git is needed for lazy.nvim's bootstrap and is not on PATH")
+    return path
+
+
+def start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, uv: bool) -> pynvim.Nvim:
+    monkeypatch.setenv(LAZY_ENV, lazy_checkout())
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        (tmp_path / "xdg" / var.lower()).mkdir(parents=True)
+        monkeypatch.setenv(var, str(tmp_path / "xdg" / var.lower()))
+    for var in ("VIRTUAL_ENV", "UV_CACHE_DIR", "PIP_CACHE_DIR", "UV_PYTHON", "PYTHONPATH"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("ACP_LSP_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PATH", clean_path(tmp_path, uv=uv))
+    config = tmp_path / "xdg" / "xdg_config_home" / "nvim"
+    config.mkdir()
+    (config / "init.lua").write_text(INIT_LUA.replace("SPEC", readme_spec()), encoding="utf-8")
+    workspace = tmp_path / "ws"
+    shutil.copytree(SAMPLE, workspace)
+    nv = pynvim.attach("child", argv=[str(NVIM), "--embed", "--headless", "-n", "-i", "NONE"])
+    nv.command(f"cd {workspace}")
+    return nv
+
+
+@pytest.fixture
+def with_uv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[pynvim.Nvim]:
+    nv = start(tmp_path, monkeypatch, uv=True)
+    try:
+        yield nv
+    finally:
+        close(nv)
+
+
+@pytest.fixture
+def without_uv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[pynvim.Nvim]:
+    nv = start(tmp_path, monkeypatch, uv=False)
+    try:
+        yield nv
+    finally:
+        close(nv)
+
+
+def log(nvim: pynvim.Nvim) -> str:
+    return "\n".join(nvim.exec_lua("return require('acp_lsp.log').lines()"))
+
+
+def skip_if_unreachable(nvim: pynvim.Nvim) -> None:
+    text = log(nvim)
+    if "installing the server failed" in text and UNREACHABLE.search(text):
+        lines = [line for line in text.splitlines() if UNREACHABLE.search(line)]
+        pytest.skip(f"the package index cannot be reached ({lines[-1].strip()})")
+
+
+def installed(nvim: pynvim.Nvim) -> dict[str, str]:
+    """The plugin's record of its install; the server it installed must run."""
+    stamp = nvim.exec_lua("return require('acp_lsp.install').installed()")
+    assert stamp, log(nvim)
+    return dict(stamp)
+
+
+def build(nvim: pynvim.Nvim) -> None:
+    """lazy.nvim runs the spec's `build` step (`:Lazy! build` waits for it)."""
+    nvim.command("Lazy! build acp-lsp")
+    skip_if_unreachable(nvim)
+    tasks = nvim.exec_lua(
+        "local p = require('lazy.core.config').plugins['acp-lsp'] "
+        "return vim.tbl_map(function(t) return { name = t.name, errors = t:has_errors(), "
+        "output = t:output() } end, p._.tasks or {})"
+    )
+    assert [t["name"] for t in tasks] == ["build"], tasks
+    assert not any(t["errors"] for t in tasks), tasks
+
+
+def first_session_answers(nvim: pynvim.Nvim) -> None:
+    """`:Acp new` on the default agent (the README's opts: the demo), then a prompt the agent
+    answers (its thought quotes the prompt)."""
+    nvim.command("Acp new")
+    started = nvim.exec_lua(
+        f"return vim.wait({INSTALL_MS}, function() "
+        "local s = require('acp_lsp.sessions').current() "
+        "return s ~= nil or require('acp_lsp.log').lines()[1] ~= nil "
+        "and table.concat(require('acp_lsp.log').lines(), '\\n'):find('failed') ~= nil end, 50)"
+    )
+    skip_if_unreachable(nvim)
+    assert started and nvim.exec_lua("return require('acp_lsp.sessions').current() ~= nil"), log(
+        nvim
+    )
+    nvim.exec_lua(
+        "require('acp_lsp.actions').send(require('acp_lsp.sessions').current(), 'hello there')"
+    )
+    chat = (
+        "local s = require('acp_lsp.sessions').current() "
+        "local v = require('acp_lsp.chat').views[s.id] "
+        "return table.concat(vim.api.nvim_buf_get_lines(v.buf, 0, -1, false), '\\n')"
+    )
+    answered = nvim.exec_lua(
+        "local chat = ... return vim.wait(30000, function() "
+        "local _, n = assert(loadstring(chat))():gsub('hello there', '') return n >= 2 end, 20)",
+        chat,
+    )
+    assert answered, nvim.exec_lua(chat) + "\n" + log(nvim)
+    nvim.command("Acp cancel")
+
+
+def checkhealth(nvim: pynvim.Nvim) -> str:
+    nvim.command("checkhealth acp_lsp")
+    report = "\n".join(nvim.current.buffer[:])
+    assert "ERROR" not in report and "WARNING" not in report, report
+    assert f"OK plugin version {__version__}" in report
+    assert f"OK server version: acp-lsp {__version__}" in report
+    return report
+
+
+def the_server_cmd(nvim: pynvim.Nvim) -> list[str]:
+    return list(nvim.exec_lua("return vim.lsp.get_clients({ name = 'acp_lsp' })[1].config.cmd"))
+
+
+def test_with_uv_the_first_session_installs_the_server(with_uv: pynvim.Nvim) -> None:
+    nvim = with_uv
+    assert nvim.exec_lua("return vim.fn.executable('acp-lsp')") == 0
+    first_session_answers(nvim)
+    stamp = installed(nvim)
+    assert stamp["method"] == "uv" and stamp["version"] == __version__
+    venv = nvim.exec_lua("return require('acp_lsp.install').venv()")
+    assert the_server_cmd(nvim) == [f"{venv}/bin/acp-lsp"]
+    assert not (Path(venv) / "bin" / "pip").exists()  # uv's venv, not Python's
+    report = checkhealth(nvim)
+    assert f"installed by the plugin with uv for version {__version__}" in report
+
+    # The build step installs it again (as after an update), and the server still runs.
+    before = (Path(venv) / "bin" / "acp-lsp").stat().st_mtime_ns
+    build(nvim)
+    assert (Path(venv) / "bin" / "acp-lsp").stat().st_mtime_ns != before
+    assert installed(nvim)["method"] == "uv"
+    checkhealth(nvim)
+
+
+def test_without_uv_the_build_step_makes_a_private_venv(without_uv: pynvim.Nvim) -> None:
+    nvim = without_uv
+    assert nvim.exec_lua("return vim.fn.executable('acp-lsp') + vim.fn.executable('uv')") == 0
+    build(nvim)
+    stamp = installed(nvim)
+    assert stamp["method"] == "venv" and stamp["version"] == __version__
+    assert stamp["root"] == str(PLUGIN.parent.parent)
+    venv = Path(nvim.exec_lua("return require('acp_lsp.install').venv()"))
+    assert (venv / "bin" / "pip").exists()  # Python's venv
+    assert (venv / "pyvenv.cfg").is_file()
+
+    first_session_answers(nvim)
+    assert the_server_cmd(nvim) == [str(venv / "bin" / "acp-lsp")]
+    report = checkhealth(nvim)
+    assert f"installed by the plugin with venv for version {__version__}" in report
