@@ -40,6 +40,12 @@ if ((real)); then
     [[ -z "$(git status --porcelain)" ]] || fail "--real needs a clean working tree"
     git tag --points-at HEAD | grep -x "v$version" >/dev/null || fail "--real needs HEAD tagged v$version"
     ok "clean tree, HEAD tagged v$version"
+    # the rock's source is the tarball this release attaches: the rockspec must name this repository
+    if [[ -n "${GITHUB_REPOSITORY:-}" ]]; then
+        grep -F "github.com/$GITHUB_REPOSITORY/releases/download/v$version/" editors/neovim/*.rockspec \
+            >/dev/null || fail "the rockspec's source url is not github.com/$GITHUB_REPOSITORY's release"
+        ok "the rockspec's source is this repository's v$version release"
+    fi
 elif [[ -n "$(git status --porcelain 2>/dev/null)" ]]; then
     say "dry run of a working tree with uncommitted changes"
 fi
