@@ -24,6 +24,7 @@ __all__ = ["py"]  # the fixture of tests/nvim/test_editor_tools.py, with this mo
 CLAUDE_TURN_S = 240  # a whole turn on a shared 2-core machine: generous, never asserted on
 KEPT = PROPOSAL.replace("helper(3)", "helper(4)")  # the proposal as the user changed it
 REJECTED = "print('nothing else')\n"
+TOOLS_USED = ("diagnostics", "definition", "hover", "references", "documentSymbols", "openDiff")
 
 
 @pytest.fixture
@@ -82,10 +83,13 @@ def test_claude_s_model_gets_ruff_jedi_and_the_user_s_diff_answers_from_neovim(
         "editor tools",
         [
             [
-                load("diagnostics", "definition", "hover", "openDiff"),
+                load(*TOOLS_USED),
                 use("diagnostics", path="main.py"),
                 use("definition", **at_helper),
                 use("hover", **at_helper),
+                # from the definition: a file the user has not opened
+                use("references", path=str(util), line=1, column=5),
+                use("documentSymbols", path="pkg/util.py"),
                 use("openDiff", path="main.py", newText=PROPOSAL, title="Use sys"),
                 # the model writes what the user kept
                 Tool("read", {"path": str(main)}),
@@ -133,6 +137,8 @@ def test_claude_s_model_gets_ruff_jedi_and_the_user_s_diff_answers_from_neovim(
         "mcp__editor__diagnostics",
         "mcp__editor__definition",
         "mcp__editor__hover",
+        "mcp__editor__references",
+        "mcp__editor__documentSymbols",
         "mcp__editor__openDiff",
         "Read",
         "Write",
@@ -163,9 +169,17 @@ def test_claude_s_model_gets_ruff_jedi_and_the_user_s_diff_answers_from_neovim(
     ]
     hover = answer(results[3])["text"]
     assert "helper(x)" in hover and "Double x." in hover
+    spots = sorted((r["path"], r["line"], r["column"]) for r in answer(results[4]))
+    assert spots == [(str(main), 3, 22), (str(main), 5, 13), (str(util), 1, 5)]
+    outline = [
+        (s["name"], s["kind"], s["line"], s.get("containerName")) for s in answer(results[5])
+    ]
+    assert ("helper", "function", 1, None) in outline
+    assert ("Greeter", "class", 6, None) in outline
+    assert ("greet", "method", 7, "Greeter") in outline
     # the user's answers
-    assert answer(results[4]) == {"answer": "accept", "text": KEPT}
-    assert answer(results[7]) == {"answer": "reject"}
+    assert answer(results[6]) == {"answer": "accept", "text": KEPT}
+    assert answer(results[9]) == {"answer": "reject"}
 
     # What the user sees: Claude wrote the kept text; the open buffer shows it, unmodified.
     assert main.read_text() == KEPT
@@ -173,6 +187,8 @@ def test_claude_s_model_gets_ruff_jedi_and_the_user_s_diff_answers_from_neovim(
     assert py.lua("return vim.bo[vim.fn.bufnr(...)].modified", str(main)) is False
     assert diff_state(py)["tabs"] == 1
     assert "Kept your version of main.py." in py.chat()
+    # pkg/util.py, read for the model, is not left open
+    assert py.lua("return vim.fn.bufloaded(...)", str(util)) == 0
 
     # Closing the server ends Claude and its children.
     py.lua("require('acp_lsp.client').get():stop()")
