@@ -53,7 +53,9 @@ class AcpProtocol(LanguageServerProtocol):
         self._after_response: dict[Any, list[Callable[[], None]]] = {}
 
     def structure_message(self, data: dict[str, Any]) -> Any:
-        if "jsonrpc" in data and "method" not in data and "id" not in data:
+        if "jsonrpc" not in data:
+            return data  # a nested object (the hook sees each): 40,000 in a big answer
+        if "method" not in data and "id" not in data:
             # pygls's object_hook sees every nested object: a payload that merely has a
             # "jsonrpc" key (say, in _meta) is data, not a message
             return data

@@ -55,6 +55,28 @@ class Sandbox:
         except SandboxError:
             return False
 
+    def inside(self, paths: set[str]) -> set[str]:
+        """The ``paths`` that resolve inside the roots (``allow_outside`` aside): many files
+        of few folders, each folder resolved once (a workspace's diagnostics)."""
+        folders: dict[str, str] = {}
+        out: set[str] = set()
+        for path in paths:
+            if "\0" in path or not os.path.isabs(path):
+                continue
+            folder, name = os.path.split(path)
+            try:
+                real_folder = folders.get(folder)
+                if real_folder is None:
+                    real_folder = folders[folder] = os.path.realpath(folder)
+                real = os.path.join(real_folder, name)
+                if name in ("", ".", "..") or os.path.islink(real):
+                    real = os.path.realpath(real)
+            except (ValueError, UnicodeError):  # no path (a lone surrogate: valid JSON)
+                continue
+            if self._inside(real):
+                out.add(path)
+        return out
+
     @staticmethod
     def _resolve(path: str) -> str:
         if "\0" in path:

@@ -6,6 +6,7 @@ failing the whole call, since an agent can use a partial answer.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -70,7 +71,13 @@ def to_lsp(tool: str, args: JsonObject, resolve: Callable[[str], str]) -> JsonOb
 def _path(uri: Any) -> str | None:
     if not isinstance(uri, str):
         return None
-    return (to_fs_path(uri) or uri) if uri.startswith("file:") else uri
+    return _fs_path(uri) if uri.startswith("file:") else uri
+
+
+@functools.lru_cache(maxsize=4096)
+def _fs_path(uri: str) -> str:
+    # a workspace's diagnostics name each file many times: parse its URI once
+    return to_fs_path(uri) or uri
 
 
 def _range(rng: Any) -> JsonObject | None:
@@ -105,15 +112,18 @@ def _items(result: Any, key: str) -> list[JsonObject]:
 
 
 def _diagnostic(item: JsonObject) -> JsonObject | None:
-    where = _range(item.get("range"))
+    # the hot path of a workspace's diagnostics (10,000 items): few lookups, one dict
     path = _path(item.get("uri"))
+    where = _range(item.get("range"))
     if where is None or path is None:
         return None
     out: JsonObject = {"path": path, **where}
     out["severity"] = SEVERITIES.get(item.get("severity") or 1, "error")
-    for key in ("source", "code"):
-        if item.get(key) is not None:
-            out[key] = item[key]
+    source, code = item.get("source"), item.get("code")
+    if source is not None:
+        out["source"] = source
+    if code is not None:
+        out["code"] = code
     out["message"] = str(item.get("message", ""))
     return out
 

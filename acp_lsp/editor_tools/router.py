@@ -23,6 +23,7 @@ from acp_lsp.editor_tools import convert
 from acp_lsp.editor_tools.tools import (
     BRIDGE_FALLBACK,
     BRIDGE_ONLY,
+    CONFINED,
     NO_TIMEOUT,
     TOOLS,
     ToolError,
@@ -134,9 +135,9 @@ class EditorTools:
             if isinstance(declared, list) and tool in declared:
                 lsp_args = convert.to_lsp(tool, args, resolve)
                 result = await self._ask(session, tool, lsp_args)
-                return convert.from_lsp(tool, result)
+                return self._confine(session, tool, convert.from_lsp(tool, result))
             if tool in BRIDGE_FALLBACK:
-                return self._bridge_answer(tool)
+                return self._confine(session, tool, self._bridge_answer(tool))
         except convert.ToolInputError as exc:
             raise ToolError(f"{tool}: {exc}") from None
         name = self.server.protocol.client_name or "an editor without a name"
@@ -154,6 +155,20 @@ class EditorTools:
             return self.server.editor.sandbox(session).resolve(path)
         except SandboxError as exc:
             raise ToolError(str(exc)) from None
+
+    def _confine(self, session: Session, tool: str, answer: Any) -> Any:
+        """Leave out files outside the session's folders, as path arguments are refused: an
+        editor answers for every folder and buffer it has."""
+        if tool not in CONFINED:
+            return answer
+        sandbox = self.server.editor.sandbox(session)
+        if sandbox.allow_outside:
+            return answer
+        items = answer if isinstance(answer, list) else [answer] if answer else []
+        inside = sandbox.inside({item["path"] for item in items})
+        if isinstance(answer, list):
+            return [item for item in answer if item["path"] in inside]
+        return answer if items and answer["path"] in inside else None
 
     async def _ask(self, session: Session, tool: str, arguments: JsonObject) -> Any:
         msg_id = f"editorTool-{uuid.uuid4().hex[:12]}"

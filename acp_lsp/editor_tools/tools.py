@@ -109,3 +109,5 @@ BRIDGE_ONLY: Final = frozenset({"openFile"})
 BRIDGE_FALLBACK: Final = frozenset({"openEditors", "selection", "openFile"})
 # the tools that change something the user sees; the rest only read
 NO_TIMEOUT: Final = frozenset({"openDiff"})
+# answers that may name any file the editor knows: only the session's own folders' are kept
+CONFINED: Final = frozenset({"diagnostics", "workspaceSymbols", "openEditors", "selection"})

@@ -431,6 +431,65 @@ async def test_paths_outside_the_workspace_and_wrong_tokens_are_refused(
         await editor.shutdown_session()
 
 
+@pytest.mark.parametrize("allow_outside", [False, True], ids=["confined", "allowOutside"])
+async def test_workspace_wide_answers_list_only_the_session_s_own_files(
+    tmp_path: Path, workspace: Path, allow_outside: bool
+) -> None:
+    """An editor answers for every folder and buffer it has; the agent hears only of files
+    inside the session's folders, as its path arguments are confined (unless
+    fs.allowOutsideWorkspace)."""
+    own = workspace / "src" / "main.py"
+    own.parent.mkdir(exist_ok=True)
+    own.write_text("x = 1\n", encoding="utf-8")
+    other = tmp_path / "other" / "secret.py"  # another project the editor has open
+    other.parent.mkdir()
+    other.write_text("KEY = 1\n", encoding="utf-8")
+    link = workspace / "linked.py"  # inside by name, outside by where it leads
+    link.symlink_to(other)
+    uris = [from_fs_path(str(f)) for f in (own, other, link)] + ["untitled:Untitled-1"]
+    answers = {
+        "diagnostics": {
+            "diagnostics": [{"uri": u, "range": rng(0, 0, 0, 1), "message": "m"} for u in uris]
+        },
+        "workspaceSymbols": {
+            "symbols": [
+                {"name": "KEY", "kind": 14, "location": {"uri": u, "range": rng(0, 0, 0, 3)}}
+                for u in uris
+            ]
+        },
+        "openEditors": {
+            "editors": [
+                {"uri": u, "languageId": "python", "dirty": False, "active": False} for u in uris
+            ]
+        },
+        "selection": {"selection": {"uri": uris[1], "range": rng(0, 0, 0, 3), "text": "KEY"}},
+    }
+    editor, _tools, log = await start(
+        tmp_path,
+        workspace,
+        declared=list(answers),
+        answers=answers,
+        options={
+            "fs": {"allowOutsideWorkspace": allow_outside},
+            "editorTools": {"enabled": True},  # the default time limit: a busy machine is slow
+        },
+    )
+    try:
+        await editor.new_session()
+        url = editor_url(log)
+        everything = [str(own), str(other), str(link), "untitled:Untitled-1"]
+        expected = everything if allow_outside else [str(own)]
+        for tool, args in [("diagnostics", {}), ("workspaceSymbols", {"query": "K"})]:
+            failed, answer = await call(url, tool, args)
+            assert not failed and [item["path"] for item in answer] == expected, tool
+        failed, answer = await call(url, "openEditors")
+        assert not failed and [item["path"] for item in answer] == expected
+        failed, selection = await call(url, "selection")
+        assert not failed and (selection is not None) is allow_outside
+    finally:
+        await editor.shutdown_session()
+
+
 async def status_of(url: str) -> int:
     """The HTTP status of a tools/list at ``url``."""
     async with httpx.AsyncClient() as http:

@@ -9,6 +9,7 @@ import pytest
 
 from acp_lsp.config import load_settings
 from acp_lsp.editor_tools.router import EditorTools, _read_only
+from acp_lsp.sandbox import Sandbox
 from acp_lsp.session import Session
 
 
@@ -60,3 +61,35 @@ def test_open_diff_is_refused_in_modes_that_forbid_edits(mode: str | None, refus
     if mode is not None:
         session.set_current_mode(mode)
     assert _read_only(session) is refused
+
+
+def test_many_paths_are_judged_inside_or_out_as_one_path_is(tmp_path: Any) -> None:
+    """Sandbox.inside (a workspace's answers, folder by folder) agrees with contains."""
+    ws, other = tmp_path / "ws", tmp_path / "other"
+    (ws / "pkg").mkdir(parents=True)
+    other.mkdir()
+    (ws / "pkg" / "a.py").write_text("")
+    (other / "b.py").write_text("")
+    (ws / "to-other.py").symlink_to(other / "b.py")
+    (ws / "out").symlink_to(other)  # a folder link
+    paths = {
+        str(ws / "pkg" / "a.py"),
+        str(ws / "pkg" / "new.py"),  # not written yet
+        str(ws / "pkg" / ".." / "pkg" / "a.py"),
+        str(ws / "pkg" / ".."),
+        str(ws / "pkg" / ".." / ".." / "other" / "b.py"),
+        str(ws / "to-other.py"),
+        str(ws / "out" / "b.py"),
+        str(other / "b.py"),
+        "untitled:Untitled-1",
+        "relative/a.py",
+        "/nul\0byte",
+    }
+    sandbox = Sandbox([str(ws)])
+    assert sandbox.inside(paths) == {
+        str(ws / "pkg" / "a.py"),
+        str(ws / "pkg" / "new.py"),
+        str(ws / "pkg" / ".." / "pkg" / "a.py"),
+        str(ws / "pkg" / ".."),
+    }
+    assert sandbox.inside(paths) == {p for p in paths if sandbox.contains(p)}
