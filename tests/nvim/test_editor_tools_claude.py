@@ -70,7 +70,7 @@ def answer(result: dict[str, Any]) -> Any:
     return json.loads(text_of(result))
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(420)
 def test_claude_s_model_gets_ruff_jedi_and_the_user_s_diff_answers_from_neovim(
     py: Editor, tmp_path: Path, model: ModelServer
 ) -> None:
@@ -198,7 +198,7 @@ def test_claude_s_model_gets_ruff_jedi_and_the_user_s_diff_answers_from_neovim(
     assert processes_of(tmp_path / "home") == []
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(420)
 def test_in_claude_s_manual_mode_the_user_is_asked_first_and_a_refused_diff_never_opens(
     py: Editor, model: ModelServer
 ) -> None:
