@@ -7,6 +7,7 @@ version's tag. The bridge names itself and its version in `initialize`'s serverI
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -22,7 +23,7 @@ from pytest_lsp import ClientServerConfig
 from acp_lsp import __version__
 from tests.e2e.conftest import server_env
 from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities
-from tests.vscode.tools import extension_deps_missing
+from tests.vscode.tools import extension_deps_missing, node
 
 ROOT = Path(__file__).resolve().parents[2]
 V = __version__
@@ -123,6 +124,37 @@ def test_the_artifacts_carry_the_version_and_the_license(dist: tuple[Path, str])
         license_text = wheel.read(f"acp_lsp-{V}.dist-info/licenses/LICENSE").decode()
     assert license_text == (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert "Apache License" in license_text and "Version 2.0, January 2004" in license_text
+
+
+def test_the_open_vsx_check_refuses_a_manifest_the_registry_would(
+    dist: tuple[Path, str], tmp_path: Path
+) -> None:
+    """The same .vsix with its manifest's license dropped and a version that is not semver."""
+    out, _ = dist
+    bad = tmp_path / "bad.vsix"
+    with zipfile.ZipFile(out / f"acp-lsp-{V}.vsix") as src, zipfile.ZipFile(bad, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename == "extension/package.json":
+                manifest = json.loads(data)
+                del manifest["license"]
+                manifest["version"] = "1.0"
+                data = json.dumps(manifest).encode()
+            dst.writestr(item, data)
+    exe = node()
+    assert exe is not None
+    check = subprocess.run(
+        [exe, str(ROOT / "scripts" / "release_ovsx.mjs"), str(ROOT / ".cache" / "ovsx"), str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert "Open VSX would refuse acp-lsp.acp-lsp 1.0:" in check.stderr
+    for problem in ("ovsx: no license", "version '1.0' is not semver"):
+        assert problem in check.stderr
+    assert f"extension.vsixmanifest names acp-lsp.acp-lsp {V}" in check.stderr
 
 
 def test_the_rock_installs_with_luarocks(dist: tuple[Path, str], tmp_path: Path) -> None:
