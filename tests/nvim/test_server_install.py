@@ -12,6 +12,7 @@ when the index cannot be reached."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -23,7 +24,7 @@ import pytest
 
 from acp_lsp import __version__
 from tests.e2e.test_packaging import UNREACHABLE
-from tests.nvim.conftest import NVIM, PLUGIN, SAMPLE, close
+from tests.nvim.conftest import NVIM, PLUGIN, SAMPLE, Editor, close
 from tests.nvim.test_lazy_install import INIT_LUA, LAZY_ENV, lazy_checkout, readme_spec
 
 pytestmark = pytest.mark.timeout(600)
@@ -189,6 +190,24 @@ def test_with_uv_the_first_session_installs_the_server(with_uv: pynvim.Nvim) -> 
     assert installed(nvim)["method"] == "uv"
     checkhealth(nvim)
 
+    # After a plugin update (its install recorded for another version), the next start
+    # installs the server again before starting it.
+    record = Path(venv).parent / "install.json"
+    record.write_text(json.dumps({**installed(nvim), "version": "0.0.1"}), encoding="utf-8")
+    nvim.exec_lua("vim.lsp.stop_client(vim.lsp.get_clients({ name = 'acp_lsp' }), true)")
+    assert nvim.exec_lua(
+        "return vim.wait(10000, function() return require('acp_lsp.client').get() == nil end)"
+    )
+    nvim.command("Acp new")
+    restarted = nvim.exec_lua(
+        f"return vim.wait({INSTALL_MS}, function() local c = require('acp_lsp.client').get() "
+        "return c ~= nil and c.initialized end, 50)"
+    )
+    skip_if_unreachable(nvim)
+    assert restarted, log(nvim)
+    assert installed(nvim)["version"] == __version__
+    assert log(nvim).count(f"installing the server (acp-lsp {__version__}) with uv") == 3
+
 
 def test_without_uv_the_build_step_makes_a_private_venv(without_uv: pynvim.Nvim) -> None:
     nvim = without_uv
@@ -205,3 +224,95 @@ def test_without_uv_the_build_step_makes_a_private_venv(without_uv: pynvim.Nvim)
     assert the_server_cmd(nvim) == [str(venv / "bin" / "acp-lsp")]
     report = checkhealth(nvim)
     assert f"installed by the plugin with venv for version {__version__}" in report
+
+
+def test_the_first_start_without_uv_or_python_311_says_what_is_missing(
+    editor: Editor, tmp_path: Path
+) -> None:
+    old = tmp_path / "old-python"
+    old.mkdir()
+    (old / "python3").write_text("#!/bin/sh\necho 3.9\n")
+    (old / "python3").chmod(0o755)
+    editor.lua("vim.env.PATH = ... require('acp_lsp').setup({})", str(old))
+    editor.lua("pcall(vim.cmd, 'Acp new')")  # an error message fails an API command call
+    editor.wait("#T.notifications >= 2")
+    notes = editor.lua("return vim.tbl_map(function(n) return n.msg end, T.notifications)")
+    missing = (
+        "acp: cannot install the server: it needs uv or Python 3.11+ on PATH, "
+        "and there is neither (python3 is 3.9)"
+    )
+    assert notes[0] == missing
+    assert notes[1].endswith(missing[len("acp: ") :]), notes  # the session could not start
+    assert editor.lua("return require('acp_lsp.client').get()") is None
+
+
+def test_checkhealth_warns_on_a_server_of_another_version(editor: Editor, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "acp-lsp").write_text('#!/bin/sh\n[ "$1" = --version ] && echo "acp-lsp 0.0.9"\n')
+    (other / "acp-lsp").chmod(0o755)
+    editor.lua("vim.env.PATH = ... .. ':' .. vim.env.PATH require('acp_lsp').setup({})", str(other))
+    editor.cmd("checkhealth acp_lsp")
+    report = "\n".join(editor.nvim.current.buffer[:])
+    assert f"OK plugin version {__version__}" in report
+    assert f"OK server: acp-lsp ({other}/acp-lsp, found on PATH)" in report
+    assert f"WARNING server version: acp-lsp 0.0.9, not the plugin version {__version__}" in report
+    assert "ADVICE:\n    - :Acp install installs the server at the plugin version" in report
+
+
+# A real server that says it is another version and speaks another acp protocol version.
+PRETEND = (
+    "import sys, acp_lsp, acp_lsp.protocol as p; acp_lsp.__version__ = {version!r}; "
+    "p.PROTOCOL_VERSION = {protocol}; from acp_lsp.__main__ import main; sys.exit(main())"
+)
+
+
+@pytest.mark.parametrize(
+    ("version", "protocol", "warnings"),
+    [
+        (
+            __version__,
+            1,
+            [],
+        ),
+        (
+            "0.0.9",
+            0,
+            [
+                "acp: the server speaks acp protocol 0, older than the 1 this plugin needs: "
+                "run :Acp install",
+                f"acp: the server is acp-lsp 0.0.9, older than this plugin ({__version__}): "
+                "run :Acp install",
+            ],
+        ),
+        (
+            "9.0.0",
+            2,
+            [
+                "acp: the server speaks acp protocol 2, newer than the 1 this plugin needs: "
+                "update the plugin",
+                f"acp: the server is acp-lsp 9.0.0, newer than this plugin ({__version__}): "
+                "update the plugin",
+            ],
+        ),
+    ],
+)
+def test_the_plugin_warns_when_the_server_is_older_or_newer(
+    editor: Editor, workspace: Path, version: str, protocol: int, warnings: list[str]
+) -> None:
+    editor.cmd(f"cd {workspace}")
+    code = PRETEND.format(version=version, protocol=protocol)
+    editor.lua("T.setup(...)", [sys.executable, "-c", code])
+    editor.lua(
+        "T.started = false require('acp_lsp.client').with_client(function(c) T.started = c ~= nil end)"
+    )
+    editor.wait("T.started")
+    assert editor.lua("return require('acp_lsp.client').get().server_info") == {
+        "name": "acp-lsp",
+        "version": version,
+    }
+    notes = editor.lua(
+        "return vim.tbl_map(function(n) return n.msg end, vim.tbl_filter(function(n) "
+        "return n.level == vim.log.levels.WARN end, T.notifications))"
+    )
+    assert notes == warnings

@@ -229,7 +229,13 @@ function M.run(cb)
 end
 
 --- The lazy.nvim `build` step: installs and returns when done, raising an error on failure.
+--- Nothing to do when setup() sets `cmd` (the user's own server).
 function M.build()
+  local cmd = require('acp_lsp.config').options.cmd
+  if cmd then
+    log.add('info', 'no server install: setup() sets cmd = ' .. table.concat(cmd, ' '))
+    return
+  end
   local result ---@type {ok: boolean, message: string}?
   M.run(function(ok, message)
     result = { ok = ok, message = message }
