@@ -55,6 +55,12 @@ def _version_lua(root: Path) -> str:
     return found.group(1) if found else "no `return '<version>'` line"
 
 
+def _emacs(root: Path) -> str:
+    text = (root / "editors/emacs/acp-lsp.el").read_text("utf-8")
+    found = re.search(r"^;; Version: (\S+)$", text, re.MULTILINE)
+    return found.group(1) if found else "no ';; Version:' header"
+
+
 def rockspec(root: Path = ROOT) -> Path:
     """The one rockspec in editors/neovim (named acp-lsp.nvim-<version>-<rev>.rockspec)."""
     found = sorted((root / "editors/neovim").glob("*.rockspec"))
@@ -98,6 +104,7 @@ READERS = {
     "editors/vscode/package-lock.json": _package_lock,
     "editors/neovim/lua/acp_lsp/version.lua": _version_lua,
     "editors/neovim/<the rockspec>": _rockspec,
+    "editors/emacs/acp-lsp.el": _emacs,
     "acp-lsp --version": _cli,
 }
 

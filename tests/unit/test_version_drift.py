@@ -1,7 +1,8 @@
 """One version: the server (acp_lsp/__init__.py, pyproject.toml, `acp-lsp --version`), the VS
-Code extension (package.json, package-lock.json) and the Neovim plugin (version.lua, its
-rockspec) carry the same version, and the CHANGELOG has a section for it. A file that drifts
-is named (scripts/release_versions.py does the reading; `./run release` runs it too)."""
+Code extension (package.json, package-lock.json), the Neovim plugin (version.lua, its
+rockspec) and the Emacs package (its Version header) carry the same version, and the
+CHANGELOG has a section for it. A file that drifts is named (scripts/release_versions.py does
+the reading; `./run release` runs it too)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ def copy(tmp_path: Path) -> Path:
     """The files that carry the version, copied so one can be made to drift."""
     files = ["acp_lsp/__init__.py", "pyproject.toml", "editors/vscode/package.json"]
     files += ["editors/vscode/package-lock.json", "editors/neovim/lua/acp_lsp/version.lua"]
+    files.append("editors/emacs/acp-lsp.el")
     files.append(str(versions.rockspec().relative_to(ROOT)))
     for name in files:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -88,6 +90,13 @@ def test_a_rockspec_of_another_version_is_named(copy: Path) -> None:
     spec.rename(spec.with_name("acp-lsp.nvim-9.9.9-1.rockspec"))
     (problem,) = _drift(copy)
     assert problem.startswith("editors/neovim/acp-lsp.nvim-9.9.9-1.rockspec:")
+
+
+def test_a_drifted_emacs_header_is_named(copy: Path) -> None:
+    el = copy / "editors/emacs/acp-lsp.el"
+    el.write_text(el.read_text("utf-8").replace(f";; Version: {__version__}", ";; Version: 0.0.3"))
+    (problem,) = _drift(copy)
+    assert problem.startswith("editors/emacs/acp-lsp.el: 0.0.3")
 
 
 def test_a_static_pyproject_version_must_agree(copy: Path) -> None:
