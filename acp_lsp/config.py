@@ -158,7 +158,7 @@ class HistorySettings(_Model):
 
 
 class EditorToolsSettings(_Model):
-    enabled: bool = False
+    enabled: bool = True
     """Serve the editor's intelligence to agents as MCP tools (per agent: ``editorTools``)."""
     timeout_s: Annotated[float, Field(gt=0)] = 10.0
     """Seconds the editor may take to answer a tool call (openDiff waits for the user)."""

@@ -120,6 +120,8 @@ class AcpLanguageServer(LanguageServer):
             return AapBackend(name, config, self.editor, sandbox_for=self.editor.sandbox)
         from acp_lsp.backends.acp import AcpBackend
 
+        if self.editor_tools.enabled_for(config):
+            self.editor_tools.warm()  # the MCP endpoint starts while the agent does
         return AcpBackend(
             name,
             config,
@@ -141,7 +143,6 @@ class AcpLanguageServer(LanguageServer):
         self.editor.batcher.min_gap = 1 / settings.max_notifications_per_second
         if self._history is not None:
             self._history.recorder.enabled = settings.history.enabled
-        self.editor_tools.warm()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Request errors already reach the editor as responses; log the rest, no popups.

@@ -60,17 +60,14 @@ class EditorTools:
         return self.server.settings.editor_tools.enabled
 
     def warm(self) -> None:
-        """Start the endpoint in the background once some agent may use it: the MCP SDK
-        takes most of a second to import, which the first session would otherwise wait for."""
-        configured = self.server.settings
-        wanted = configured.editor_tools.enabled or any(
-            a.editor_tools for a in configured.agents.values()
-        )
+        """Start the endpoint in the background, as an agent that may use it is about to
+        start: the MCP SDK takes about a second of CPU and 40 MB to import, which the first
+        session would otherwise wait for and which a bridge without agents never pays."""
         try:
             asyncio.get_running_loop()
-        except RuntimeError:  # settings applied outside the server's loop (tests)
+        except RuntimeError:  # outside the server's loop (tests)
             return
-        if wanted and self._http is None and self._starting is None:
+        if self._http is None and self._starting is None:
             self.server.tasks.spawn(self._start(in_thread=True), name="editor-tools-warm")
 
     async def _start(self, *, in_thread: bool = False) -> McpHttp:

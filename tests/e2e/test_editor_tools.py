@@ -559,11 +559,10 @@ async def test_open_diff_is_refused_in_a_plan_mode(tmp_path: Path, workspace: Pa
     ("options", "initialize", "agent_extra"),
     [
         ({"editorTools": {"enabled": False}}, HTTP_MCP, {}),
-        ({"editorTools": {}}, HTTP_MCP, {}),  # the default: off
         ({}, DEFAULT_INITIALIZE, {}),  # enabled, but the agent takes no HTTP MCP servers
         ({}, HTTP_MCP, {"editorTools": False}),
     ],
-    ids=["off", "default", "no-http-mcp", "agent-off"],
+    ids=["off", "no-http-mcp", "agent-off"],
 )
 async def test_no_editor_server_unless_enabled_and_the_agent_takes_http(
     tmp_path: Path,
@@ -583,6 +582,21 @@ async def test_no_editor_server_unless_enabled_and_the_agent_takes_http(
     try:
         await editor.new_session()
         assert mcp_servers(log) == []
+    finally:
+        await editor.shutdown_session()
+
+
+async def test_the_editor_server_is_on_by_default(tmp_path: Path, workspace: Path) -> None:
+    editor, _tools, log = await start(
+        tmp_path,
+        workspace,
+        declared=["selection"],
+        answers={"selection": {"selection": None}},
+        options={"editorTools": {}},
+    )
+    try:
+        await editor.new_session()
+        assert await call(editor_url(log), "selection") == (False, None)
     finally:
         await editor.shutdown_session()
 

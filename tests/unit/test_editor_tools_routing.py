@@ -23,14 +23,14 @@ def tools_for(settings: dict[str, Any]) -> tuple[EditorTools, Any]:
 @pytest.mark.parametrize(
     ("settings", "demo", "claude"),
     [
-        ({}, False, False),  # off by default
-        ({"editorTools": {"enabled": True}}, True, True),
+        ({}, True, True),  # on by default
+        ({"editorTools": {"enabled": False}}, False, False),
+        ({"agents": {"demo": {"editorTools": False}}}, False, True),
         (
-            {"editorTools": {"enabled": True}, "agents": {"demo": {"editorTools": False}}},
+            {"editorTools": {"enabled": False}, "agents": {"claude": {"editorTools": True}}},
             False,
             True,
         ),
-        ({"agents": {"claude": {"editorTools": True}}}, False, True),
     ],
 )
 def test_the_agent_setting_wins_over_the_global_one(
