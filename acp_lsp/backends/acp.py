@@ -132,6 +132,10 @@ class AcpBackend(AcpAgent):
             lambda m: self.editor.log("warning", f"[{self.name}] {m}"),
         )
 
+    def _offers_mcp(self) -> bool:
+        tools = self._editor_tools
+        return super()._offers_mcp() or (tools is not None and tools.enabled_for(self.config))
+
     async def _editor_mcp(self, params: JsonObject) -> str | None:
         """Add the editor's tools (an MCP server per session) where enabled and the agent
         takes HTTP MCP servers; the token to bind once the session exists."""

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from acp_lsp import protocol as p
-from acp_lsp.backends import acp_auth, acp_caps, acp_start
+from acp_lsp.backends import acp_auth, acp_caps, acp_start, agent_env
 from acp_lsp.backends.acp_start import StartFailed
 from acp_lsp.backends.agent_sandbox import AgentSandbox
 from acp_lsp.backends.base import AgentInfo, Backend, BackendError, EditorPort
@@ -112,6 +112,10 @@ class AcpAgent(Backend):
     def _has_session_cap(self, name: str) -> bool:
         return acp_caps.has_session_cap(self.init_result, name)
 
+    def _offers_mcp(self) -> bool:
+        """Whether sessions may carry MCP servers (known before the agent starts)."""
+        return bool(self.config.mcp_servers)
+
     async def _process(self) -> AgentProcess:
         async with self._start_lock:
             if self._proc is not None and self._proc.alive:
@@ -127,6 +131,7 @@ class AcpAgent(Backend):
 
     async def _start(self) -> AgentProcess:
         env = agent_environment(self.config, self._environ, self._secrets)
+        env = agent_env.start_env(self.name, self.config, env, self._offers_mcp())
         try:
             proc = await acp_start.spawn(
                 self.name,

@@ -294,11 +294,13 @@ async def start_agent(
     options: JsonObject | None = None,
     env: dict[str, str] | None = None,
     settings: JsonObject | None = None,
+    editor_tools: list[str] | None = None,
 ) -> TestEditor:
     """The real acp-lsp server with agent ``name`` (the default) against ``model``, and a
     TestEditor initialized on ``workspace``. ``options`` merge into initializationOptions;
     ``env`` into the agent's environment; ``settings`` into its settings file (Qwen Code,
-    Gemini CLI: :data:`SETTINGS_FILES`)."""
+    Gemini CLI: :data:`SETTINGS_FILES`); ``editor_tools``: the tools the editor declares it
+    answers through ``acp/editorTool`` (install the handler before a turn calls one)."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     config = ClientServerConfig(
@@ -312,9 +314,12 @@ async def start_agent(
         path = home / SETTINGS_FILES[name]
         write_settings(path, merged(json.loads(path.read_text(encoding="utf-8")), settings))
     init = {"agents": {name: agent}, "defaultAgent": name}
+    caps = capabilities(profile)
+    if editor_tools is not None:
+        caps.experimental["acp"]["editorTools"] = editor_tools
     await editor.initialize_session(
         types.InitializeParams(
-            capabilities=capabilities(profile),
+            capabilities=caps,
             root_uri=workspace.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
             initialization_options={**init, **(options or {})},
