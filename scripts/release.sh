@@ -55,7 +55,7 @@ rm -rf "$out"
 mkdir -p "$out"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-tools="$(bash scripts/release-tools.sh | sed -n 's/^ovsx=//p')"
+tools="$(bash scripts/release-tools.sh | sed -n 's/^ovsx=//p')" || fail "scripts/release-tools.sh (luarocks, ovsx)"
 
 say "wheel and sdist"
 "$PY" -m build --sdist --wheel --outdir "$out" . >"$work/build.log" 2>&1 ||

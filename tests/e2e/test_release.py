@@ -3,7 +3,8 @@ every artifact of this version (wheel, sdist, .vsix, the Neovim rock with its ro
 source tarball), passes every check it runs, writes SHA256SUMS that `sha256sum -c` verifies,
 and prints the manual publish commands. The rock installs with luarocks and carries the
 version. The GitHub Actions workflows pass actionlint, and the release workflow runs on this
-version's tag. The bridge names itself and its version in `initialize`'s serverInfo."""
+version's tag. The bridge names itself and its version in `initialize`'s serverInfo. The
+release is kept in artifacts/release/<version>/ (or under $ACP_LSP_ARTIFACTS) for CI."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from tests.vscode.tools import extension_deps_missing, node
 
 ROOT = Path(__file__).resolve().parents[2]
 V = __version__
+KEPT = Path(os.environ.get("ACP_LSP_ARTIFACTS", ROOT / "artifacts")) / "release" / V
 ARTIFACTS = {
     f"acp_lsp-{V}-py3-none-any.whl",
     f"acp_lsp-{V}.tar.gz",
@@ -79,6 +81,8 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     out = tmp_path_factory.mktemp("release") / V
     done = release("--out", out)
     assert done.returncode == 0, f"./run release failed:\n{done.stdout}\n{done.stderr[-4000:]}"
+    shutil.rmtree(KEPT, ignore_errors=True)
+    shutil.copytree(out, KEPT)
     return out, done.stdout
 
 
