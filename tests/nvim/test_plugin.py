@@ -448,6 +448,7 @@ def test_command_completion(editor: Editor) -> None:
             "history",
             "fork",
             "logout",
+            "install",
         ]
     )
     assert editor.lua("return vim.fn.getcompletion('Acp review ', 'cmdline')") == [
