@@ -228,8 +228,9 @@ async def test_fork_logout_and_capabilities(tmp_path: Path, workspace: Path) -> 
     sent = received(tmp_path)
     assert [m["method"] for m in sent if m.get("method") == "logout"] == ["logout"]
     new = next(m for m in sent if m.get("method") == "session/new")
-    # stdio always, http because the agent takes it, sse left out (not advertised)
-    assert [s["name"] for s in new["params"]["mcpServers"]] == ["files", "web"]
+    # stdio always, http because the agent takes it, sse left out (not advertised); then
+    # the editor's tools (on by default, an http server)
+    assert [s["name"] for s in new["params"]["mcpServers"]] == ["files", "web", "editor"]
     forked = next(m for m in sent if m.get("method") == "session/fork")
     assert forked["params"]["sessionId"] == "orig"
     agents = (await editor.acp(p.ACP_LIST_AGENTS))["agents"]
