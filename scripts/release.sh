@@ -34,7 +34,7 @@ fail() { echo "FAILED: $*" >&2; exit 1; }
 
 version="$("$PY" scripts/release_versions.py)" || fail "the version differs between files (above)"
 ok "one version, $version, in every file that carries it"
-grep -Eq "^## \[?${version//./\\.}\]?( |$)" CHANGELOG.md || fail "CHANGELOG.md has no '## $version' section"
+bash scripts/release-notes.sh "$version" >/dev/null || fail "CHANGELOG.md has no '## $version' section"
 ok "CHANGELOG.md has a section for $version"
 if ((real)); then
     [[ -z "$(git status --porcelain)" ]] || fail "--real needs a clean working tree"

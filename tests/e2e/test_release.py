@@ -227,8 +227,30 @@ def test_the_release_workflow_runs_on_this_versions_tag() -> None:
     for other in (V, "latest", "v1", "nightly-1.0.0"):
         assert not pattern.fullmatch(other), other
     assert "./run release --real" in text and "gh release upload" in text
+    assert 'scripts/release-notes.sh "${TAG#v}"' in text
     # the CI workflow runs the same entry point as the project's CI
     assert "bash .ci/run" in (ROOT / ".github" / "workflows" / "ci.yml").read_text("utf-8")
+
+
+def test_the_release_notes_are_the_versions_changelog_section(tmp_path: Path) -> None:
+    def notes(version: str, changelog: Path) -> subprocess.CompletedProcess[str]:
+        script = ROOT / "scripts" / "release-notes.sh"
+        return subprocess.run(
+            ["bash", str(script), version, str(changelog)], capture_output=True, text=True
+        )
+
+    changelog = tmp_path / "CHANGELOG.md"
+    changelog.write_text(
+        "# Changelog\n\n## Unreleased (1.3.0)\n- next\n\n## 1.2.0 — 2027-01-02\n- this\n\n"
+        "## 1.2.0-rc.1\n- its candidate\n\n## [1.1.0]\n- before\n",
+        encoding="utf-8",
+    )
+    assert notes("1.2.0", changelog).stdout == "## 1.2.0 — 2027-01-02\n- this\n\n"
+    assert notes("1.1.0", changelog).stdout == "## [1.1.0]\n- before\n"
+    for missing in ("1.3.0", "1.2", "2.0.0"):
+        assert notes(missing, changelog).returncode == 1, missing
+    mine = notes(V, ROOT / "CHANGELOG.md")
+    assert mine.returncode == 0 and mine.stdout.startswith(f"## {V}")
 
 
 async def test_initialize_names_the_server_and_its_version(tmp_path: Path) -> None:
