@@ -51,11 +51,16 @@ CHECKS = [
 ]
 
 
-def release(*args: str | Path, timeout: float = 420) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHON": sys.executable}
+def release(
+    *args: str | Path, timeout: float = 420, root: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
+    # this interpreter builds the wheel, also the one the .vsix ships (bundle-server.mjs)
+    env = {**os.environ, "PYTHON": sys.executable, "ACP_LSP_BUILD_PYTHON": sys.executable}
+    # on GitHub, --real also checks the rockspec names that repository: the release job's concern
+    env.pop("GITHUB_REPOSITORY", None)
     return subprocess.run(
-        ["bash", str(ROOT / "scripts" / "release.sh"), *map(str, args)],
-        cwd=ROOT,
+        ["bash", str(root / "scripts" / "release.sh"), *map(str, args)],
+        cwd=root,
         env=env,
         capture_output=True,
         text=True,
@@ -192,6 +197,23 @@ def test_a_real_release_needs_the_version_tag(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "--real needs" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.timeout(600)
+def test_a_real_release_from_a_tagged_clone(dist: tuple[Path, str], tmp_path: Path) -> None:
+    """What the release workflow runs: a fresh clone of HEAD, tagged v<version>, clean."""
+    clone = tmp_path / "clone"
+    git = ["git", "-c", "advice.detachedHead=false"]
+    subprocess.run([*git, "clone", "-q", str(ROOT), str(clone)], check=True, timeout=120)
+    subprocess.run([*git, "-C", str(clone), "tag", f"v{V}"], check=True)
+    # what a fresh checkout installs, taken from this one (git ignores both)
+    (clone / ".cache").symlink_to(ROOT / ".cache")
+    (clone / "editors/vscode/node_modules").symlink_to(ROOT / "editors/vscode/node_modules")
+    done = release("--real", "--out", tmp_path / "out", root=clone)
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr[-4000:]}"
+    assert "ok: clean tree, HEAD tagged v" + V in done.stdout
+    assert done.stdout.splitlines()[-1] == f"release {V}: 6 artifacts, all checks passed"
+    assert {p.name for p in (tmp_path / "out").iterdir()} == ARTIFACTS | {"SHA256SUMS"}
 
 
 def test_the_workflows_pass_actionlint() -> None:
