@@ -69,11 +69,11 @@ function M.check()
       or 'permission questions: inline in the chat, keys 1-9 (permission_ui = "inline")'
   )
   local tools = table.concat(require('acp_lsp.editor_tools').TOOLS, ', ')
-  if vim.tbl_get(opts.settings or {}, 'editorTools', 'enabled') == true then
+  if vim.tbl_get(opts.settings or {}, 'editorTools', 'enabled') ~= false then -- on by default
     health.ok('editor tools for agents on; Neovim answers ' .. tools)
   else
     health.info(
-      'editor tools for agents off (settings.editorTools.enabled = true); Neovim would answer ' .. tools
+      'editor tools for agents off (settings.editorTools.enabled = false); Neovim would answer ' .. tools
     )
   end
   if vim.o.statusline:find("acp_lsp'.statusline()", 1, true) then
