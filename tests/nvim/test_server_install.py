@@ -215,7 +215,7 @@ def test_without_uv_the_build_step_makes_a_private_venv(without_uv: pynvim.Nvim)
     build(nvim)
     stamp = installed(nvim)
     assert stamp["method"] == "venv" and stamp["version"] == __version__
-    assert stamp["root"] == str(PLUGIN.parent.parent)
+    assert stamp["source"] == str(PLUGIN.parent.parent)  # this checkout
     venv = Path(nvim.exec_lua("return require('acp_lsp.install').venv()"))
     assert (venv / "bin" / "pip").exists()  # Python's venv
     assert (venv / "pyvenv.cfg").is_file()

@@ -1,6 +1,7 @@
 --- The server at the plugin's own version, installed from the plugin's checkout (the
---- repository root is the Python package) into a private venv, stdpath('data')/acp-lsp/venv:
---- made by uv when it is on PATH, else by Python 3.11+'s venv + pip. The lazy.nvim `build`
+--- repository root is the Python package; without one, PyPI's acp-lsp of that version) into
+--- a private venv, stdpath('data')/acp-lsp/venv: made by uv when it is on PATH, else by
+--- Python 3.11+'s venv + pip. The lazy.nvim `build`
 --- step, `:Acp install` and the first start without a server run it; with no `cmd` in
 --- setup() the plugin uses this server before any acp-lsp on PATH.
 local log = require('acp_lsp.log')
@@ -42,8 +43,8 @@ local function stamp_file()
   return vim.fs.joinpath(M.dir(), 'install.json')
 end
 
---- What the last install recorded ({version, method, root}), or nil without an installed server.
----@return {version?: string, method?: string, root?: string}?
+--- What the last install recorded ({version, method, source}), or nil without an installed server.
+---@return {version?: string, method?: string, source?: string}?
 function M.installed()
   if vim.fn.executable(M.exe()) == 0 then
     return nil
@@ -99,13 +100,25 @@ function M.find_python()
   return nil, seen
 end
 
+--- What pip installs: the checkout the plugin is part of; a plugin installed without it
+--- (a rock) takes the server of its version from the package index.
+---@return string
+function M.source()
+  local root = M.root()
+  local pyproject = vim.fs.joinpath(root, 'pyproject.toml')
+  if
+    vim.fn.filereadable(pyproject) == 1
+    and table.concat(vim.fn.readfile(pyproject, '', 20), '\n'):find('name = "acp-lsp"', 1, true)
+  then
+    return root
+  end
+  return 'acp-lsp==' .. version
+end
+
 --- How to install: uv when it is on PATH, else python -m venv + pip; nil and why it cannot.
 ---@return {method: string, steps: string[][]}? plan, string? err
 function M.plan()
-  local root, venv = M.root(), M.venv()
-  if vim.fn.filereadable(vim.fs.joinpath(root, 'pyproject.toml')) == 0 then
-    return nil, ('%s has no pyproject.toml: the plugin is not inside an acp-lsp checkout'):format(root)
-  end
+  local source, venv = M.source(), M.venv()
   local uv = vim.fn.exepath('uv')
   if uv ~= '' then
     -- --reinstall-package: a checkout updated at the same version is installed again.
@@ -122,7 +135,7 @@ function M.plan()
           bin('python'),
           '--reinstall-package',
           'acp-lsp',
-          root,
+          source,
         },
       },
     }
@@ -140,7 +153,7 @@ function M.plan()
     method = 'venv',
     steps = {
       { python, '-m', 'venv', venv },
-      { bin('python'), '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', root },
+      { bin('python'), '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', source },
     },
   }
 end
@@ -173,7 +186,7 @@ end
 
 local function installed(plan)
   vim.fn.writefile(
-    { vim.json.encode({ version = version, method = plan.method, root = M.root() }) },
+    { vim.json.encode({ version = version, method = plan.method, source = M.source() }) },
     stamp_file()
   )
   -- Later starts without `cmd` in setup() use it.
@@ -271,12 +284,14 @@ function M.mismatches(result)
   local problems = {}
   local needs = require('acp_lsp.protocol').VERSION
   local speaks = vim.tbl_get(result or {}, 'capabilities', 'experimental', 'acp', 'version')
-  if speaks ~= needs then
-    local side = type(speaks) == 'number' and (speaks < needs and 'older' or 'newer') or 'another'
+  if type(speaks) ~= 'number' then
+    table.insert(problems, 'the server does not say its acp protocol version: run :Acp install')
+  elseif speaks ~= needs then
+    local side = speaks < needs and 'older' or 'newer'
     table.insert(
       problems,
-      ('the server speaks acp protocol %s, %s than the %d this plugin needs: %s'):format(
-        tostring(speaks),
+      ('the server speaks acp protocol %d, %s than the %d this plugin needs: %s'):format(
+        speaks,
         side,
         needs,
         side == 'newer' and 'update the plugin' or 'run :Acp install'
@@ -287,12 +302,12 @@ function M.mismatches(result)
   if type(server) ~= 'string' then
     table.insert(problems, 'the server did not say its version (serverInfo.version)')
   elseif server ~= version then
-    local side = compare(server, version) or 'other'
+    local side = compare(server, version)
     table.insert(
       problems,
-      ('the server is acp-lsp %s, %s than this plugin (%s): %s'):format(
+      ('the server is acp-lsp %s, %s this plugin (%s): %s'):format(
         server,
-        side,
+        side and side .. ' than' or 'not the version of',
         version,
         side == 'newer' and 'update the plugin' or 'run :Acp install'
       )
