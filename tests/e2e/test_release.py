@@ -52,12 +52,12 @@ CHECKS = [
 
 
 def release(
-    *args: str | Path, timeout: float = 420, root: Path = ROOT
+    *args: str | Path, timeout: float = 420, root: Path = ROOT, github_repository: str = ""
 ) -> subprocess.CompletedProcess[str]:
     # this interpreter builds the wheel, also the one the .vsix ships (bundle-server.mjs)
     env = {**os.environ, "PYTHON": sys.executable, "ACP_LSP_BUILD_PYTHON": sys.executable}
-    # on GitHub, --real also checks the rockspec names that repository: the release job's concern
-    env.pop("GITHUB_REPOSITORY", None)
+    # on GitHub, --real also checks that the rockspec names that repository
+    env["GITHUB_REPOSITORY"] = github_repository
     return subprocess.run(
         ["bash", str(root / "scripts" / "release.sh"), *map(str, args)],
         cwd=root,
@@ -199,16 +199,31 @@ def test_a_real_release_needs_the_version_tag(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.timeout(600)
-def test_a_real_release_from_a_tagged_clone(dist: tuple[Path, str], tmp_path: Path) -> None:
-    """What the release workflow runs: a fresh clone of HEAD, tagged v<version>, clean."""
+@pytest.fixture
+def tagged_clone(dist: tuple[Path, str], tmp_path: Path) -> Path:
+    """What the release workflow checks out: a fresh clone of HEAD, tagged v<version>, clean."""
     clone = tmp_path / "clone"
-    git = ["git", "-c", "advice.detachedHead=false"]
-    subprocess.run([*git, "clone", "-q", str(ROOT), str(clone)], check=True, timeout=120)
-    subprocess.run([*git, "-C", str(clone), "tag", f"v{V}"], check=True)
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, timeout=120)
+    subprocess.run(["git", "-C", str(clone), "tag", f"v{V}"], check=True)
     # what a fresh checkout installs, taken from this one (git ignores both)
     (clone / ".cache").symlink_to(ROOT / ".cache")
     (clone / "editors/vscode/node_modules").symlink_to(ROOT / "editors/vscode/node_modules")
+    return clone
+
+
+def test_a_real_release_refuses_a_rockspec_of_another_repository(
+    tagged_clone: Path, tmp_path: Path
+) -> None:
+    done = release(
+        "--real", "--out", tmp_path / "out", root=tagged_clone, github_repository="a/fork"
+    )
+    assert done.returncode == 1
+    assert "the rockspec's source url is not github.com/a/fork's release" in done.stderr
+
+
+@pytest.mark.timeout(600)
+def test_a_real_release_from_a_tagged_clone(tagged_clone: Path, tmp_path: Path) -> None:
+    clone = tagged_clone
     done = release("--real", "--out", tmp_path / "out", root=clone)
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr[-4000:]}"
     assert "ok: clean tree, HEAD tagged v" + V in done.stdout
