@@ -19,10 +19,12 @@ from typing import Any
 import pytest
 from pygls.uris import from_fs_path
 
+from acp_lsp.backends.agent_env import QWEN_MCP_BLOCKING, start_env
+from acp_lsp.config import AgentConfig
 from tests.e2e.test_editor_tools import Tools, rng
 from tests.model_server import ModelServer, Say, Script, Tool
 from tests.support.lsp_editor import TestEditor
-from tests.support.production import open_session, processes_of, start_agent, tool_calls
+from tests.support.production import open_session, processes_of, start_agent, texts, tool_calls
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -39,6 +41,7 @@ def workspace(tmp_path: Path) -> tuple[Path, str, str]:
     return ws, from_fs_path(str(ws / "greet.py")) or "", from_fs_path(str(ws / "main.py")) or ""
 
 
+ANSWER = "`nam` is undefined; greet is defined in greet.py."
 HOVER = "```python\ndef greet(name)\n```"
 
 
@@ -92,6 +95,8 @@ async def run_turn(
     env: dict[str, str] | None = None,
     hover: bool = False,
 ) -> tuple[TestEditor, Tools, str]:
+    """One turn of ``agent`` with editor tools on; the editor answers diagnostics and
+    definition (and hover) through acp/editorTool. The caller shuts the editor down."""
     greet = from_fs_path(str(ws / "greet.py")) or ""
     editor = await start_agent(
         tmp_path,
@@ -104,9 +109,13 @@ async def run_turn(
     )
     tools = Tools(answers(greet))
     tools.install(editor)
-    sid = await open_session(editor)
-    result = await editor.prompt(sid, "What is wrong in greet.py?", timeout=180)
-    assert result["stopReason"] == "end_turn"
+    try:
+        sid = await open_session(editor)
+        result = await editor.prompt(sid, "What is wrong in greet.py?", timeout=180)
+        assert result["stopReason"] == "end_turn"
+    except BaseException:
+        await editor.shutdown_session()
+        raise
     return editor, tools, sid
 
 
@@ -158,7 +167,7 @@ async def test_qwen_s_model_gets_the_editor_s_diagnostics_and_definition(
                     name="mcp__editor__definition",
                     arguments={"path": "main.py", "line": 3, "column": 7},
                 ),
-                Say("`nam` is undefined; greet is defined in greet.py."),
+                Say(ANSWER),
             ]
         ],
     )
@@ -171,6 +180,7 @@ async def test_qwen_s_model_gets_the_editor_s_diagnostics_and_definition(
             ("diagnostics", "completed"),
             ("definition", "completed"),
         ]
+        assert texts(editor, sid)[-1].endswith(ANSWER)
     finally:
         await editor.shutdown_session()
     assert processes_of(tmp_path / "home") == []
@@ -248,3 +258,18 @@ async def test_gemini_offers_no_editor_tools_in_an_untrusted_folder(
     finally:
         await editor.shutdown_session()
     assert processes_of(tmp_path / "home") == []
+
+
+# -- the bridge's part -------------------------------------------------------------------------
+
+
+def test_qwen_code_alone_is_started_to_discover_mcp_servers_before_session_new_answers() -> None:
+    qwen = AgentConfig(command="npx", args=["-y", "@qwen-code/qwen-code@0.24.4", "--acp"])
+    claude = AgentConfig(command="claude-agent-acp")
+    assert start_env("q", qwen, {"A": "1"}, mcp=True) == {**QWEN_MCP_BLOCKING, "A": "1"}
+    assert start_env("qwen", AgentConfig(command="qwen"), {}, mcp=True) == QWEN_MCP_BLOCKING
+    # no MCP servers, another agent, or the user's own setting: left alone
+    assert start_env("q", qwen, {"A": "1"}, mcp=False) == {"A": "1"}
+    assert start_env("claude", claude, {}, mcp=True) == {}
+    own = {"QWEN_CODE_LEGACY_MCP_BLOCKING": "0"}
+    assert start_env("q", qwen, own, mcp=True) == own
