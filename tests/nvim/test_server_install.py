@@ -189,6 +189,14 @@ def test_with_uv_the_first_session_installs_the_server(with_uv: pynvim.Nvim) -> 
     assert (Path(venv) / "bin" / "acp-lsp").stat().st_mtime_ns != before
     assert installed(nvim)["method"] == "uv"
     checkhealth(nvim)
+    # :Acp install, for other plugin managers, does the same (its message is the second that
+    # says the running server stays).
+    nvim.command("Acp install")
+    assert nvim.exec_lua(
+        f"return vim.wait({INSTALL_MS}, function() local _, n = table.concat("
+        "require('acp_lsp.log').lines(), '\\n'):gsub('the running server stays', '') "
+        "return n == 2 end, 50)"
+    ), log(nvim)
 
     # After a plugin update (its install recorded for another version), the next start
     # installs the server again before starting it.
@@ -206,7 +214,7 @@ def test_with_uv_the_first_session_installs_the_server(with_uv: pynvim.Nvim) -> 
     skip_if_unreachable(nvim)
     assert restarted, log(nvim)
     assert installed(nvim)["version"] == __version__
-    assert log(nvim).count(f"installing the server (acp-lsp {__version__}) with uv") == 3
+    assert log(nvim).count(f"installing the server (acp-lsp {__version__}) with uv") == 4, log(nvim)
 
 
 def test_without_uv_the_build_step_makes_a_private_venv(without_uv: pynvim.Nvim) -> None:
