@@ -86,9 +86,10 @@ spec_src="$(ls editors/neovim/*.rockspec)"
 rock_name="acp-lsp.nvim-$version"
 luarocks lint "$spec_src" || fail "luarocks lint $spec_src"
 ok "luarocks lint $(basename "$spec_src")"
-# the plugin folder as committed or not yet ignored (no caches), under the name the rockspec's source has
-git ls-files -co --exclude-standard -- editors/neovim | grep -v '\.rockspec$' |
-    tar -czf "$out/$rock_name.tar.gz" --transform "s,^editors/neovim,$rock_name," -T -
+# the plugin folder as committed or not yet ignored (no caches) and the LICENSE, under the name
+# the rockspec's source has
+{ git ls-files -co --exclude-standard -- editors/neovim | grep -v '\.rockspec$'; echo LICENSE; } |
+    tar -czf "$out/$rock_name.tar.gz" --transform "s,^editors/neovim,$rock_name,;s,^LICENSE\$,$rock_name/LICENSE," -T -
 cp "$spec_src" "$out/"
 mkdir -p "$work/rock"
 tar -xzf "$out/$rock_name.tar.gz" -C "$work/rock"

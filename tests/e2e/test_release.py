@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -133,6 +134,13 @@ def test_the_artifacts_carry_the_version_and_the_license(dist: tuple[Path, str])
         license_text = wheel.read(f"acp_lsp-{V}.dist-info/licenses/LICENSE").decode()
     assert license_text == (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert "Apache License" in license_text and "Version 2.0, January 2004" in license_text
+    with tarfile.open(out / f"acp-lsp.nvim-{V}.tar.gz") as plugin:
+        member = plugin.extractfile(f"acp-lsp.nvim-{V}/LICENSE")
+        assert member is not None and member.read().decode() == license_text
+        names = plugin.getnames()
+    assert f"acp-lsp.nvim-{V}/lua/acp_lsp/init.lua" in names
+    # what git ignores stays out; the rockspec travels beside its source, not in it
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".rockspec")]
 
 
 def test_the_open_vsx_check_refuses_a_manifest_the_registry_would(
