@@ -1,8 +1,8 @@
 // The openDiff editor tool {uri, newText, title?} -> {answer, text?}: the agent's proposed text
 // beside the file in VS Code's diff editor. The right side is an editable document of this
 // extension's own file system (not on disk): the user may change it, then keeps it (the ✓ in the
-// editor title, Accept in the notification, or Ctrl+S) or rejects it (the ✕, Reject, or closing
-// the diff). The answer goes back to the agent with the text the user kept; the file itself is
+// editor title, Ctrl+S, or Accept in the notification) or rejects it (the ✕, Reject, or
+// closing the diff). The answer goes back to the agent with the text the user kept; the file itself is
 // not changed here (the agent writes it). A withdrawn request (the agent gave up, the turn was
 // cancelled: $/cancelRequest) closes the diff.
 
@@ -49,7 +49,7 @@ export class EditorDiffs implements vscode.FileSystemProvider, vscode.Disposable
     ];
   }
 
-  async open(sessionId: string, args: Record<string, unknown>, token: vscode.CancellationToken): Promise<EditorToolResult> {
+  async open(args: Record<string, unknown>, token: vscode.CancellationToken): Promise<EditorToolResult> {
     if (typeof args.uri !== "string" || typeof args.newText !== "string") {
       throw new ResponseError(ErrorCodes.invalidParams, "openDiff needs uri and newText");
     }
@@ -72,9 +72,10 @@ export class EditorDiffs implements vscode.FileSystemProvider, vscode.Disposable
       await vscode.commands.executeCommand("vscode.diff", left, uri, `${label}: yours ↔ the agent's proposal`, {
         preview: false,
       });
+      // Once answered otherwise, its buttons do nothing (VS Code cannot withdraw a message).
       void vscode.window
         .showInformationMessage(
-          `The agent (session ${sessionId.slice(0, 8)}) proposes a change to ${label}. Edit the right side if you like, then accept or reject it.`,
+          `The agent proposes a change to ${label}. Edit the right side if you like, then accept it (✓ or Ctrl+S in the diff) or reject it (✕, or close the diff).`,
           "Accept",
           "Reject",
         )
