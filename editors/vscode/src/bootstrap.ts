@@ -96,7 +96,7 @@ async function prepareUv(
   }
   output.info(`preparing acp-lsp ${version} with ${uv} tool run --from ${wheel}`);
   const result = await withProgress(`ACP: preparing the acp-lsp server ${version} (uv)`, () =>
-    run(uv, uvArgs(wheel, ["--version"]), { env, onOutput: (t) => output.append(t) }),
+    run(uv, uvArgs(wheel, ["--version"]), { env, onOutput: lineLog(output) }),
   );
   if (parseVersion(result.output) !== version) {
     output.warn(`uv could not run acp-lsp ${version} (exit ${result.code}); trying a private venv`);
@@ -123,8 +123,22 @@ async function prepareVenv(
   const python = await findPython(configured !== "" ? [configured] : PYTHON_CANDIDATES, env);
   output.info(`installing acp-lsp ${version} into ${venv} with ${python.command} (Python ${python.version})`);
   return withProgress(`ACP: installing the acp-lsp server ${version}`, () =>
-    installVenv(python, venv, wheel, version, env, (t) => output.append(t)),
+    installVenv(python, venv, wheel, version, env, lineLog(output)),
   );
+}
+
+/** A tool's output into the log, one entry per non-empty line (its chunks split lines anywhere). */
+function lineLog(output: vscode.LogOutputChannel): (text: string) => void {
+  let partial = "";
+  return (text) => {
+    const lines = (partial + text).split(/\r?\n|\r/);
+    partial = lines.pop() ?? "";
+    for (const line of lines) {
+      if (line.trim() !== "") {
+        output.info(line);
+      }
+    }
+  };
 }
 
 function withProgress<T>(title: string, task: () => Promise<T>): Promise<T> {

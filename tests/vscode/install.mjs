@@ -1,0 +1,69 @@
+// The first session after installing the .vsix, no setting touched (issue 28): the extension
+// provides its own server. Opens the chat, asks the demo agent `/help`, restarts the server
+// (ACP: Restart Server) and asks again. One JSON line per check on stdout
+// (tests/vscode/test_vscode_install.py). Environment: CODE_SERVER_URL, ACP_LSP_WORKSPACE,
+// ACP_LSP_VSCODE_TOOLS, CHROMIUM, ACP_LSP_INSTALL_TIMEOUT_MS (the first start installs).
+
+import { chatFrame, launchBrowser, poll, runCommand } from "./workbench.mjs";
+
+const base = process.env.CODE_SERVER_URL;
+const workspace = process.env.ACP_LSP_WORKSPACE;
+const installMs = Number(process.env.ACP_LSP_INSTALL_TIMEOUT_MS || "300000");
+const ANSWER = "I am the acp-lsp demo agent";
+
+function log(message) {
+  process.stderr.write(`[install] ${message}\n`);
+}
+
+function check(name, ok, detail = "") {
+  process.stdout.write(`${JSON.stringify({ name, ok: Boolean(ok), detail: String(detail).slice(0, 3000) })}\n`);
+}
+
+/** Notifications on screen (install progress, errors), for the failure details. */
+async function notifications(page) {
+  return (await page.locator(".notifications-toasts").innerText().catch(() => "")).replace(/\s+/g, " ").trim();
+}
+
+/** Ask `/help` and wait for the demo agent's answer; the answer's text, or what was on screen.
+ * Answers already shown are marked first (after a restart the chat may show a new session). */
+async function ask(page, chat, timeoutMs) {
+  await chat.locator(".message.agent").evaluateAll((els) => els.forEach((el) => el.setAttribute("data-seen", "1")));
+  await chat.locator("#input").fill("/help");
+  await chat.locator("#input").press("Enter");
+  return poll(async () => {
+    const answers = (await chat.locator(".message.agent:not([data-seen])").allInnerTexts()).filter((t) => t.includes(ANSWER));
+    const idle = (await chat.locator("#statusline").innerText()).includes("Idle");
+    return answers.length > 0 && idle ? answers[answers.length - 1] : null;
+  }, "the demo agent's answer", timeoutMs).catch(async (error) => {
+    await page.screenshot({ path: `${workspace}/../install-failure.png` }).catch(() => undefined);
+    return `${error.message} | on screen: ${await notifications(page)} | chat: ${await chat.locator("#timeline").innerText().catch(() => "")}`;
+  });
+}
+
+const browser = await launchBrowser();
+let code = 0;
+try {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(`${base}/?folder=${encodeURIComponent(workspace)}`);
+  await page.waitForSelector(".monaco-workbench", { timeout: 60_000 });
+  await runCommand(page, "ACP: Open Chat", log);
+  const chat = await chatFrame(page);
+  const agents = await poll(async () => {
+    const names = await chat.locator("#agent option").allInnerTexts();
+    return names.length > 0 ? names.join(", ") : null;
+  }, "the agent picker filled (the server running)", installMs).catch(async (error) => `${error.message} | on screen: ${await notifications(page)}`);
+  check("the server starts with no setting: the agent picker lists the demo agent", /demo/i.test(agents), agents);
+  const first = await ask(page, chat, 60_000);
+  check("the first session answers", first.includes(ANSWER), first);
+  await runCommand(page, "ACP: Restart Server", log);
+  await poll(async () => (await chat.locator("#agent option").count()) > 0, "the agent picker after the restart", 60_000).catch(() => undefined);
+  const again = await ask(page, chat, 60_000);
+  check("after a restart the server answers again", again.includes(ANSWER), again);
+} catch (error) {
+  log(`failed: ${error?.stack ?? error}`);
+  check("flow", false, error?.message ?? String(error));
+  code = 1;
+} finally {
+  await browser.close().catch(() => undefined);
+}
+process.exit(code);
