@@ -73,15 +73,14 @@ def lazy_checkout() -> str:
     return path
 
 
-@pytest.fixture
-def nvim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[pynvim.Nvim]:
+def start_lazy_nvim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> pynvim.Nvim:
+    """Neovim with a user config (XDG dirs in tmp) that installs the plugin with lazy.nvim and
+    the README's spec; its cwd a copy of the demo workspace."""
     monkeypatch.setenv(LAZY_ENV, lazy_checkout())
     for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         (tmp_path / "xdg" / var.lower()).mkdir(parents=True)
         monkeypatch.setenv(var, str(tmp_path / "xdg" / var.lower()))
     monkeypatch.setenv("ACP_LSP_DATA_DIR", str(tmp_path / "data"))
-    # The user has `acp-lsp` on PATH (the README spec keeps the default cmd): this venv's.
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     config = tmp_path / "xdg" / "xdg_config_home" / "nvim"
     config.mkdir()
     (config / "init.lua").write_text(INIT_LUA.replace("SPEC", readme_spec()), encoding="utf-8")
@@ -90,6 +89,14 @@ def nvim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[pynvim.Nvi
     # No --clean: Neovim reads the init.lua above, as a user's does.
     nv = pynvim.attach("child", argv=[str(NVIM), "--embed", "--headless", "-n", "-i", "NONE"])
     nv.command(f"cd {workspace}")
+    return nv
+
+
+@pytest.fixture
+def nvim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[pynvim.Nvim]:
+    # The user has `acp-lsp` on PATH (the README spec keeps the default cmd): this venv's.
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    nv = start_lazy_nvim(tmp_path, monkeypatch)
     try:
         yield nv
     finally:

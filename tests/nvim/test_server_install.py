@@ -17,6 +17,7 @@ import os
 import shutil
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pynvim  # type: ignore[import-untyped]
@@ -24,8 +25,8 @@ import pytest
 
 from acp_lsp import __version__
 from tests.e2e.test_packaging import UNREACHABLE
-from tests.nvim.conftest import NVIM, PLUGIN, SAMPLE, Editor, close
-from tests.nvim.test_lazy_install import INIT_LUA, LAZY_ENV, lazy_checkout, readme_spec
+from tests.nvim.conftest import PLUGIN, Editor, close
+from tests.nvim.test_lazy_install import start_lazy_nvim
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -57,39 +58,17 @@ def clean_path(tmp_path: Path, *, uv: bool) -> str:
     return path
 
 
-def start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, uv: bool) -> pynvim.Nvim:
-    monkeypatch.setenv(LAZY_ENV, lazy_checkout())
+@contextmanager
+def lazy_nvim(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, uv: bool
+) -> Iterator[pynvim.Nvim]:
+    """The README's lazy.nvim spec in a clean config, HOME in tmp, PATH without acp-lsp."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (tmp_path / "home").mkdir()
-    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
-        (tmp_path / "xdg" / var.lower()).mkdir(parents=True)
-        monkeypatch.setenv(var, str(tmp_path / "xdg" / var.lower()))
     for var in ("VIRTUAL_ENV", "UV_CACHE_DIR", "PIP_CACHE_DIR", "UV_PYTHON", "PYTHONPATH"):
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("ACP_LSP_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("PATH", clean_path(tmp_path, uv=uv))
-    config = tmp_path / "xdg" / "xdg_config_home" / "nvim"
-    config.mkdir()
-    (config / "init.lua").write_text(INIT_LUA.replace("SPEC", readme_spec()), encoding="utf-8")
-    workspace = tmp_path / "ws"
-    shutil.copytree(SAMPLE, workspace)
-    nv = pynvim.attach("child", argv=[str(NVIM), "--embed", "--headless", "-n", "-i", "NONE"])
-    nv.command(f"cd {workspace}")
-    return nv
-
-
-@pytest.fixture
-def with_uv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[pynvim.Nvim]:
-    nv = start(tmp_path, monkeypatch, uv=True)
-    try:
-        yield nv
-    finally:
-        close(nv)
-
-
-@pytest.fixture
-def without_uv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[pynvim.Nvim]:
-    nv = start(tmp_path, monkeypatch, uv=False)
+    nv = start_lazy_nvim(tmp_path, monkeypatch)
     try:
         yield nv
     finally:
@@ -171,67 +150,72 @@ def the_server_cmd(nvim: pynvim.Nvim) -> list[str]:
     return list(nvim.exec_lua("return vim.lsp.get_clients({ name = 'acp_lsp' })[1].config.cmd"))
 
 
-def test_with_uv_the_first_session_installs_the_server(with_uv: pynvim.Nvim) -> None:
-    nvim = with_uv
-    assert nvim.exec_lua("return vim.fn.executable('acp-lsp')") == 0
-    first_session_answers(nvim)
-    stamp = installed(nvim)
-    assert stamp["method"] == "uv" and stamp["version"] == __version__
-    venv = nvim.exec_lua("return require('acp_lsp.install').venv()")
-    assert the_server_cmd(nvim) == [f"{venv}/bin/acp-lsp"]
-    assert not (Path(venv) / "bin" / "pip").exists()  # uv's venv, not Python's
-    report = checkhealth(nvim)
-    assert f"installed by the plugin with uv for version {__version__}" in report
+def test_with_uv_the_first_session_installs_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with lazy_nvim(tmp_path, monkeypatch, uv=True) as nvim:
+        assert nvim.exec_lua("return vim.fn.executable('acp-lsp')") == 0
+        first_session_answers(nvim)
+        stamp = installed(nvim)
+        assert stamp["method"] == "uv" and stamp["version"] == __version__
+        venv = nvim.exec_lua("return require('acp_lsp.install').venv()")
+        assert the_server_cmd(nvim) == [f"{venv}/bin/acp-lsp"]
+        assert not (Path(venv) / "bin" / "pip").exists()  # uv's venv, not Python's
+        report = checkhealth(nvim)
+        assert f"installed by the plugin with uv for version {__version__}" in report
 
-    # The build step installs it again (as after an update), and the server still runs.
-    before = (Path(venv) / "bin" / "acp-lsp").stat().st_mtime_ns
-    build(nvim)
-    assert (Path(venv) / "bin" / "acp-lsp").stat().st_mtime_ns != before
-    assert installed(nvim)["method"] == "uv"
-    checkhealth(nvim)
-    # :Acp install, for other plugin managers, does the same (its message is the second that
-    # says the running server stays).
-    nvim.command("Acp install")
-    assert nvim.exec_lua(
-        f"return vim.wait({INSTALL_MS}, function() local _, n = table.concat("
-        "require('acp_lsp.log').lines(), '\\n'):gsub('the running server stays', '') "
-        "return n == 2 end, 50)"
-    ), log(nvim)
+        # The build step installs it again (as after an update), and the server still runs.
+        before = (Path(venv) / "bin" / "acp-lsp").stat().st_mtime_ns
+        build(nvim)
+        assert (Path(venv) / "bin" / "acp-lsp").stat().st_mtime_ns != before
+        assert installed(nvim)["method"] == "uv"
+        checkhealth(nvim)
+        # :Acp install, for other plugin managers, does the same (its message is the second that
+        # says the running server stays).
+        nvim.command("Acp install")
+        assert nvim.exec_lua(
+            f"return vim.wait({INSTALL_MS}, function() local _, n = table.concat("
+            "require('acp_lsp.log').lines(), '\\n'):gsub('the running server stays', '') "
+            "return n == 2 end, 50)"
+        ), log(nvim)
 
-    # After a plugin update (its install recorded for another version), the next start
-    # installs the server again before starting it.
-    record = Path(venv).parent / "install.json"
-    record.write_text(json.dumps({**installed(nvim), "version": "0.0.1"}), encoding="utf-8")
-    nvim.exec_lua("vim.lsp.stop_client(vim.lsp.get_clients({ name = 'acp_lsp' }), true)")
-    assert nvim.exec_lua(
-        "return vim.wait(10000, function() return require('acp_lsp.client').get() == nil end)"
-    )
-    nvim.command("Acp new")
-    restarted = nvim.exec_lua(
-        f"return vim.wait({INSTALL_MS}, function() local c = require('acp_lsp.client').get() "
-        "return c ~= nil and c.initialized end, 50)"
-    )
-    skip_if_unreachable(nvim)
-    assert restarted, log(nvim)
-    assert installed(nvim)["version"] == __version__
-    assert log(nvim).count(f"installing the server (acp-lsp {__version__}) with uv") == 4, log(nvim)
+        # After a plugin update (its install recorded for another version), the next start
+        # installs the server again before starting it.
+        record = Path(venv).parent / "install.json"
+        record.write_text(json.dumps({**installed(nvim), "version": "0.0.1"}), encoding="utf-8")
+        nvim.exec_lua("vim.lsp.stop_client(vim.lsp.get_clients({ name = 'acp_lsp' }), true)")
+        assert nvim.exec_lua(
+            "return vim.wait(10000, function() return require('acp_lsp.client').get() == nil end)"
+        )
+        nvim.command("Acp new")
+        restarted = nvim.exec_lua(
+            f"return vim.wait({INSTALL_MS}, function() local c = require('acp_lsp.client').get() "
+            "return c ~= nil and c.initialized end, 50)"
+        )
+        skip_if_unreachable(nvim)
+        assert restarted, log(nvim)
+        assert installed(nvim)["version"] == __version__
+        installs = log(nvim).count(f"installing the server (acp-lsp {__version__}) with uv")
+        assert installs == 4, log(nvim)  # the first start, build, :Acp install, after the update
 
 
-def test_without_uv_the_build_step_makes_a_private_venv(without_uv: pynvim.Nvim) -> None:
-    nvim = without_uv
-    assert nvim.exec_lua("return vim.fn.executable('acp-lsp') + vim.fn.executable('uv')") == 0
-    build(nvim)
-    stamp = installed(nvim)
-    assert stamp["method"] == "venv" and stamp["version"] == __version__
-    assert stamp["source"] == str(PLUGIN.parent.parent)  # this checkout
-    venv = Path(nvim.exec_lua("return require('acp_lsp.install').venv()"))
-    assert (venv / "bin" / "pip").exists()  # Python's venv
-    assert (venv / "pyvenv.cfg").is_file()
+def test_without_uv_the_build_step_makes_a_private_venv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with lazy_nvim(tmp_path, monkeypatch, uv=False) as nvim:
+        assert nvim.exec_lua("return vim.fn.executable('acp-lsp') + vim.fn.executable('uv')") == 0
+        build(nvim)
+        stamp = installed(nvim)
+        assert stamp["method"] == "venv" and stamp["version"] == __version__
+        assert stamp["source"] == str(PLUGIN.parent.parent)  # this checkout
+        venv = Path(nvim.exec_lua("return require('acp_lsp.install').venv()"))
+        assert (venv / "bin" / "pip").exists()  # Python's venv
+        assert (venv / "pyvenv.cfg").is_file()
 
-    first_session_answers(nvim)
-    assert the_server_cmd(nvim) == [str(venv / "bin" / "acp-lsp")]
-    report = checkhealth(nvim)
-    assert f"installed by the plugin with venv for version {__version__}" in report
+        first_session_answers(nvim)
+        assert the_server_cmd(nvim) == [str(venv / "bin" / "acp-lsp")]
+        report = checkhealth(nvim)
+        assert f"installed by the plugin with venv for version {__version__}" in report
 
 
 def test_the_first_start_without_uv_or_python_311_says_what_is_missing(
