@@ -11,8 +11,9 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from acp_lsp import protocol as p
-from acp_lsp.backends.base import BackendError
+from acp_lsp.backends.base import BackendError, PermissionAnswer
 from acp_lsp.backends.wire import RpcError
+from acp_lsp.editor_tools.permissions import answer_read
 
 if TYPE_CHECKING:
     from acp_lsp.backends.acp import AcpBackend
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 
 JsonObject = dict[str, Any]
 T = TypeVar("T")
+# the editor side answers these "cancelled": nothing is allowed after a cancel
+_STOPPED = ("cancelling", "failed", "closed")
 
 
 def _str(params: JsonObject, key: str) -> str:
@@ -94,8 +97,19 @@ class AgentRequests:
         editor = self.backend.editor
         self.backend._apply(session, {**tool_call, "sessionUpdate": "tool_call_update"})
         state = session.tool_call(tool_call["toolCallId"]) or tool_call
-        answer = await editor.request_permission(session, state, options)
+        answer = self._editor_read(session, state, options)
+        if answer is None:
+            answer = await editor.request_permission(session, state, options)
         return {"outcome": answer.outcome}
+
+    def _editor_read(
+        self, session: Session, tool_call: JsonObject, options: list[JsonObject]
+    ) -> PermissionAnswer | None:
+        """A read-only call of the session's own editor tools is allowed without a prompt."""
+        tools = self.backend._editor_tools
+        if tools is None or not tools.serves(session) or session.status in _STOPPED:
+            return None
+        return answer_read(tool_call, options, self.backend.config.mcp_servers)
 
     async def read_text_file(self, params: Any) -> JsonObject:
         session, params = self._session(params)

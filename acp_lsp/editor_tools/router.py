@@ -106,6 +106,10 @@ class EditorTools:
     def known(self, token: str) -> bool:
         return token in self._sessions
 
+    def serves(self, session: Session) -> bool:
+        """Whether the session's agent was given the editor's tools."""
+        return any(s is session for s in self._sessions.values())
+
     # -- calls -----------------------------------------------------------------------------
     async def call(self, token: str, tool: str, args: JsonObject) -> Any:
         """The tool's answer in MCP shape, or ToolError."""

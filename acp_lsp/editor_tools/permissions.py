@@ -1,0 +1,65 @@
+"""Permission for the bridge's own editor tools that only read: allowed once, without a prompt.
+
+In a manual mode an agent asks before every MCP tool, the editor's read-only ones included
+(Claude Code asks whatever the tool's ``readOnlyHint``); the user would be asked to let the
+agent read the diagnostics they are looking at. ``openDiff`` still asks.
+
+A call counts as ours only when the agent names the tool the way it names MCP tools,
+``mcp__editor__<tool>``, in the ``_meta`` of the tool call (Claude Code: ``claudeCode.toolName``,
+with ``claudeCode.mcpServer.name`` when it sends it; Qwen Code: ``toolName``), never from the
+title, which an MCP server's tool annotations can set; when the session was given the editor's
+server; and when no other MCP server of the session has its name. Agents that name no server
+(Gemini CLI titles a call with the bare tool name) keep asking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+from acp_lsp.backends.base import PermissionAnswer
+from acp_lsp.editor.permissions import pick_option
+from acp_lsp.editor_tools.router import SERVER_NAME
+from acp_lsp.editor_tools.tools import TOOL_NAMES
+
+JsonObject = dict[str, Any]
+
+# openDiff shows the user a change to decide on: the session's permission rules apply to it
+READ_ONLY: Final = frozenset(TOOL_NAMES) - {"openDiff"}
+_PREFIX: Final = f"mcp__{SERVER_NAME}__"
+
+
+def mcp_tool_name(tool_call: JsonObject) -> str | None:
+    """The tool's qualified name as the agent knows it (``mcp__<server>__<tool>``), if it says."""
+    meta = tool_call.get("_meta")
+    if not isinstance(meta, dict):
+        return None
+    claude = meta.get("claudeCode")
+    if isinstance(claude, dict):
+        server = claude.get("mcpServer")
+        if isinstance(server, dict) and server.get("name") != SERVER_NAME:
+            return None
+        name = claude.get("toolName")
+    else:
+        name = meta.get("toolName")
+    return name if isinstance(name, str) else None
+
+
+def reads_editor(tool_call: JsonObject) -> bool:
+    name = mcp_tool_name(tool_call)
+    return name is not None and name.startswith(_PREFIX) and name[len(_PREFIX) :] in READ_ONLY
+
+
+def answer_read(
+    tool_call: JsonObject, options: list[JsonObject], other_servers: Iterable[JsonObject]
+) -> PermissionAnswer | None:
+    """Allow once (never "always": that would be the agent's rule, not this session's) a
+    read-only call of the session's editor server; None when the editor must be asked."""
+    if any(server.get("name") == SERVER_NAME for server in other_servers):
+        return None  # the name no longer tells which server the call is for
+    if not reads_editor(tool_call):
+        return None
+    option_id = pick_option(options, ("allow_once",))
+    if option_id is None:
+        return None
+    return PermissionAnswer({"outcome": "selected", "optionId": option_id})

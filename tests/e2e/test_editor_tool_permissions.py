@@ -1,0 +1,142 @@
+"""Editor tools and permissions (issue 27 point 3): a read-only tool of the session's own editor
+server runs without a prompt; openDiff, a name-alike of another MCP server and a call the bridge
+cannot tell apart still reach the editor.
+
+A scripted agent in a manual mode asks ``session/request_permission`` for each call, in the
+shapes the real agents send: Claude Code names the tool in ``_meta.claudeCode`` (``toolName``,
+and ``mcpServer`` in newer versions; the tool_call before the request carries it too), Qwen Code
+in ``_meta.toolName``, Gemini CLI only in the title.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.agents import read_log
+from tests.e2e.test_editor_tools import ALL_TOOLS, start
+from tests.support.lsp_editor import pick
+
+pytestmark = pytest.mark.timeout(120)
+
+JsonObject = dict[str, Any]
+# Claude Code's options for an MCP tool, "always" first: the bridge must never pick it
+OPTIONS = [
+    {"optionId": "allow_always", "name": "Yes, and don't ask again", "kind": "allow_always"},
+    {"optionId": "allow", "name": "Yes", "kind": "allow_once"},
+    {"optionId": "reject", "name": "No", "kind": "reject_once"},
+]
+
+
+def claude_meta(name: str, server: str | None = None) -> JsonObject:
+    claude: JsonObject = {"toolName": name}
+    if server is not None:
+        claude["mcpServer"] = {"name": server, "source": "dynamic"}
+    return {"claudeCode": claude}
+
+
+# (tool call id, the toolCall of the request, the _meta of a tool_call sent before it or None)
+ASKS: list[tuple[str, JsonObject, JsonObject | None]] = [
+    # Claude Code without mcpServer: the name is in the tool_call the request completes
+    ("diagnostics", {"title": "mcp__editor__diagnostics"}, claude_meta("mcp__editor__diagnostics")),
+    (
+        "hover",
+        {"title": "mcp__editor__hover", "_meta": claude_meta("mcp__editor__hover", "editor")},
+        None,
+    ),
+    ("qwen-symbols", {"title": "{}", "_meta": {"toolName": "mcp__editor__documentSymbols"}}, None),
+    (
+        "openDiff",
+        {"title": "mcp__editor__openDiff", "_meta": claude_meta("mcp__editor__openDiff", "editor")},
+        None,
+    ),
+    (
+        "other-server",
+        {"title": "mcp__other__diagnostics", "_meta": claude_meta("mcp__other__diagnostics")},
+        None,
+    ),
+    # a server that says it is another one though the name reads like ours
+    (
+        "other-named",
+        {"title": "x", "_meta": claude_meta("mcp__editor__diagnostics", "other")},
+        None,
+    ),
+    # the title alone proves nothing: an MCP server's annotations can set it
+    ("title-only", {"title": "mcp__editor__diagnostics"}, None),
+    # Gemini CLI: the bare tool name, no server
+    ("gemini", {"title": "diagnostics", "kind": "other"}, None),
+]
+ASKED_EDITOR = ["openDiff", "other-server", "other-named", "title-only", "gemini"]
+
+
+def script(asks: list[tuple[str, JsonObject, JsonObject | None]]) -> JsonObject:
+    steps: list[JsonObject] = []
+    for call_id, tool_call, before in asks:
+        if before is not None:
+            update = {"sessionUpdate": "tool_call", "toolCallId": call_id, "_meta": before}
+            steps.append({"update": {**update, "title": "tool", "status": "pending"}})
+        params = {
+            "sessionId": "{sessionId}",
+            "toolCall": {"toolCallId": call_id, **tool_call},
+            "options": OPTIONS,
+        }
+        steps.append({"request": "session/request_permission", "params": params, "id": call_id})
+    return {"on": {"session/prompt": steps}}
+
+
+def answers(log: Path) -> dict[str, Any]:
+    """What the agent got for each permission request, by tool call id."""
+    return {m["id"]: m.get("result") for m in read_log(log) if "method" not in m and "id" in m}
+
+
+async def test_read_only_editor_tools_are_allowed_once_without_a_prompt_the_rest_ask(
+    tmp_path: Path, workspace: Path
+) -> None:
+    editor, _tools, log = await start(tmp_path, workspace, declared=ALL_TOOLS, script=script(ASKS))
+    editor.permission_policy = pick("reject_once")  # the user says No to whatever is shown
+    try:
+        snapshot = await editor.new_session()
+        result = await editor.prompt(snapshot["sessionId"], [{"type": "text", "text": "go"}])
+        assert result["stopReason"] == "end_turn"
+        asked = [r["toolCall"]["toolCallId"] for r in editor.permission_requests]
+        assert asked == ASKED_EDITOR
+        allowed = {"outcome": {"outcome": "selected", "optionId": "allow"}}
+        refused = {"outcome": {"outcome": "selected", "optionId": "reject"}}
+        got = answers(log)
+        assert got == {
+            call_id: refused if call_id in ASKED_EDITOR else allowed for call_id, _, _ in ASKS
+        }
+    finally:
+        await editor.shutdown_session()
+
+
+@pytest.mark.parametrize(
+    ("options", "agent_extra"),
+    [
+        ({"editorTools": {"enabled": False}}, {}),
+        # the user's own MCP server named "editor": the name no longer tells which it is
+        ({}, {"mcpServers": [{"name": "editor", "command": "true", "args": [], "env": []}]}),
+    ],
+    ids=["editor-tools-off", "another-server-named-editor"],
+)
+async def test_without_the_session_s_own_editor_server_every_call_asks(
+    tmp_path: Path, workspace: Path, options: JsonObject, agent_extra: JsonObject
+) -> None:
+    asks = ASKS[1:2]  # mcp__editor__hover, with Claude's mcpServer name "editor"
+    editor, _tools, log = await start(
+        tmp_path,
+        workspace,
+        declared=ALL_TOOLS,
+        options=options,
+        agent_extra=agent_extra,
+        script=script(asks),
+    )
+    try:
+        snapshot = await editor.new_session()
+        await editor.prompt(snapshot["sessionId"], [{"type": "text", "text": "go"}])
+        assert [r["toolCall"]["toolCallId"] for r in editor.permission_requests] == ["hover"]
+        assert answers(log) == {"hover": {"outcome": {"outcome": "selected", "optionId": "allow"}}}
+    finally:
+        await editor.shutdown_session()
