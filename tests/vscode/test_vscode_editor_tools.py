@@ -5,7 +5,8 @@ extension (tests/vscode/python_servers/) runs `ruff server` and `jedi-language-s
 Python files, as a Python extension would. tests/vscode/editor_tools.mjs uses the workbench as a
 person would:
 
-- turn 1: the model calls `diagnostics` for main.py (ruff: `os` imported but unused),
+- turn 1: the model calls `diagnostics` for main.py (ruff: `os` imported but unused) and for
+  a file no editor shows (opened for its language servers: jedi's syntax error),
   `definition` of `helper` (jedi: defined in pkg/util.py), its `references` and `hover`, the
   `documentSymbols` of pkg/util.py, `workspaceSymbols` "helper", `openEditors` and `selection`
   (the user selected `helper` in main.py);
@@ -94,6 +95,7 @@ def script() -> Script:
             [
                 load(*FIRST),
                 use("diagnostics", path="main.py"),
+                use("diagnostics", path="unopened.py"),
                 use("definition", path="main.py", line=5, column=7),
                 use("references", path="main.py", line=5, column=7),
                 use("hover", path="main.py", line=5, column=7),
@@ -185,6 +187,7 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     (ws / "pkg" / "util.py").write_text(UTIL)
     (ws / "main.py").write_text(MAIN)
     (ws / "greet.py").write_text(GREET)
+    (ws / "unopened.py").write_text("def broken(:\n    pass\n")
     # how a VS Code user turns the tools on (there is no acpLsp.* setting for it)
     (ws / "acp-lsp.toml").write_text("[editorTools]\nenabled = true\n")
     ready = root / "servers-ready"
@@ -327,6 +330,18 @@ def test_the_model_gets_ruff_s_diagnostic_from_vs_code(flow: dict[str, Any]) -> 
         "message": unused["message"],
     }
     assert "`os` imported but unused" in unused["message"]
+
+
+@pytest.mark.timeout(600)
+def test_a_file_no_editor_shows_is_opened_for_its_push_diagnostics(flow: dict[str, Any]) -> None:
+    """jedi pushes its syntax errors when a file opens; ruff, which VS Code's language client
+    pulls diagnostics from for the files shown in editors only, says nothing here."""
+    diagnostics = _answer(flow, "diagnostics", 1)
+    assert diagnostics, diagnostics
+    assert {(d["path"], d["line"], d["severity"]) for d in diagnostics} == {
+        (str(flow["ws"] / "unopened.py"), 1, "error")
+    }
+    assert {d.get("source") for d in diagnostics} == {"compile"}, diagnostics  # jedi's name for it
 
 
 @pytest.mark.timeout(600)

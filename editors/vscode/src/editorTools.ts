@@ -45,6 +45,37 @@ async function opened(uri: vscode.Uri): Promise<vscode.Uri> {
   return uri;
 }
 
+/** A file opened for its diagnostics waits for its linters: until one reports a problem, or
+ * none has reported for QUIET_MS since the last report (several servers report, an empty list
+ * first), at most FIRST_CHECK_MS (a file no linter checks): well inside the bridge's 10 s. */
+const FIRST_CHECK_MS = 2000;
+const QUIET_MS = 500;
+
+async function checked(uri: vscode.Uri): Promise<void> {
+  let done: () => void = () => undefined;
+  const reported = new Promise<void>((resolve) => (done = resolve));
+  let quiet: NodeJS.Timeout | undefined;
+  const listener = vscode.languages.onDidChangeDiagnostics((event) => {
+    if (!event.uris.some((u) => sameUri(u, uri))) {
+      return;
+    }
+    if (vscode.languages.getDiagnostics(uri).length > 0) {
+      done();
+    }
+    clearTimeout(quiet);
+    quiet = setTimeout(done, QUIET_MS);
+  });
+  const timer = setTimeout(done, FIRST_CHECK_MS);
+  try {
+    await opened(uri);
+    await reported;
+  } finally {
+    clearTimeout(timer);
+    clearTimeout(quiet);
+    listener.dispose();
+  }
+}
+
 function diagnostic(uri: vscode.Uri, d: vscode.Diagnostic): Record<string, unknown> {
   const code = typeof d.code === "object" ? d.code.value : d.code;
   return {
@@ -112,7 +143,7 @@ export class EditorTools {
     const args: Args = params.arguments && typeof params.arguments === "object" ? params.arguments : {};
     switch (params.tool) {
       case "diagnostics":
-        return this.diagnostics(args);
+        return await this.diagnostics(args);
       case "definition":
         return { locations: await this.locations("vscode.executeDefinitionProvider", args) };
       case "references":
@@ -134,16 +165,21 @@ export class EditorTools {
       case "selection":
         return this.selection();
       case "openDiff":
-        return this.diffs.open(params.sessionId, args, token);
+        return this.diffs.open(args, token);
       default:
         throw new ResponseError(ErrorCodes.invalidParams, `unknown editor tool: ${String(params.tool)}`);
     }
   }
 
-  /** {uri?}: what VS Code shows in its Problems view, for a file or every file. */
-  private diagnostics(args: Args): EditorToolResult {
+  /** {uri?}: what VS Code shows in its Problems view, for a file or every file. A file no
+   * editor has open has not been checked: it is opened (not shown) and its linters get a moment
+   * to report. */
+  private async diagnostics(args: Args): Promise<EditorToolResult> {
     if (args.uri !== undefined) {
       const uri = uriArg(args);
+      if (!vscode.workspace.textDocuments.some((d) => sameUri(d.uri, uri))) {
+        await checked(uri);
+      }
       return { diagnostics: vscode.languages.getDiagnostics(uri).map((d) => diagnostic(uri, d)) };
     }
     const out: Record<string, unknown>[] = [];
