@@ -6,7 +6,8 @@ agent read the diagnostics they are looking at. ``openDiff`` still asks.
 
 A call counts as ours only when the agent names the tool the way it names MCP tools,
 ``mcp__editor__<tool>``, in the ``_meta`` of the tool call (Claude Code: ``claudeCode.toolName``,
-with ``claudeCode.mcpServer.name`` when it sends it; Qwen Code: ``toolName``), never from the
+with ``claudeCode.mcpServer`` when it sends it, whose ``source`` tells a server given at
+session start from one of its settings files; Qwen Code: ``toolName``), never from the
 title, which an MCP server's tool annotations can set; when the session was given the editor's
 server; and when no other MCP server of the session has its name. Agents that name no server
 (Gemini CLI titles a call with the bare tool name) keep asking.
@@ -37,7 +38,8 @@ def mcp_tool_name(tool_call: JsonObject) -> str | None:
     claude = meta.get("claudeCode")
     if isinstance(claude, dict):
         server = claude.get("mcpServer")
-        if isinstance(server, dict) and server.get("name") != SERVER_NAME:
+        # "dynamic": given at session start (ours), not from Claude's own settings files
+        if server is not None and server != {"name": SERVER_NAME, "source": "dynamic"}:
             return None
         name = claude.get("toolName")
     else:

@@ -2,10 +2,11 @@
 server runs without a prompt; openDiff, a name-alike of another MCP server and a call the bridge
 cannot tell apart still reach the editor.
 
-A scripted agent in a manual mode asks ``session/request_permission`` for each call, in the
-shapes the real agents send: Claude Code names the tool in ``_meta.claudeCode`` (``toolName``,
-and ``mcpServer`` in newer versions; the tool_call before the request carries it too), Qwen Code
-in ``_meta.toolName``, Gemini CLI only in the title.
+A scripted agent asks ``session/request_permission`` for each call, in the shapes the real
+agents send: Claude Code names the tool in ``_meta.claudeCode`` (``toolName``, and
+``mcpServer`` in newer versions; the tool_call before the request carries it too), Qwen Code in
+``_meta.toolName``, Gemini CLI only in the title. Then real Qwen Code in its Default mode;
+real Claude Code in Manual mode is tests/nvim/test_editor_tools_claude.py.
 """
 
 from __future__ import annotations
@@ -16,13 +17,17 @@ from typing import Any
 import pytest
 
 from tests.agents import read_log
-from tests.e2e.test_editor_tools import ALL_TOOLS, start
+from tests.e2e.test_editor_tools import ALL_TOOLS, Tools, start
+from tests.e2e.test_editor_tools_agents import answers as editor_answers
+from tests.e2e.test_editor_tools_agents import call, workspace
+from tests.model_server import ModelServer, Say, Script
 from tests.support.lsp_editor import pick
+from tests.support.production import open_session, start_agent
 
 pytestmark = pytest.mark.timeout(120)
 
 JsonObject = dict[str, Any]
-# Claude Code's options for an MCP tool, "always" first: the bridge must never pick it
+# an agent's options, "always" first as Qwen Code sends them: the bridge must never pick it
 OPTIONS = [
     {"optionId": "allow_always", "name": "Yes, and don't ask again", "kind": "allow_always"},
     {"optionId": "allow", "name": "Yes", "kind": "allow_once"},
@@ -63,12 +68,33 @@ ASKS: list[tuple[str, JsonObject, JsonObject | None]] = [
         {"title": "x", "_meta": claude_meta("mcp__editor__diagnostics", "other")},
         None,
     ),
+    # a server named "editor" in Claude's own settings (Claude tells where a server came from)
+    (
+        "claude-settings",
+        {
+            "title": "x",
+            "_meta": {
+                "claudeCode": {
+                    "toolName": "mcp__editor__diagnostics",
+                    "mcpServer": {"name": "editor", "source": "project"},
+                }
+            },
+        },
+        None,
+    ),
     # the title alone proves nothing: an MCP server's annotations can set it
     ("title-only", {"title": "mcp__editor__diagnostics"}, None),
     # Gemini CLI: the bare tool name, no server
     ("gemini", {"title": "diagnostics", "kind": "other"}, None),
 ]
-ASKED_EDITOR = ["openDiff", "other-server", "other-named", "title-only", "gemini"]
+ASKED_EDITOR = [
+    "openDiff",
+    "other-server",
+    "other-named",
+    "claude-settings",
+    "title-only",
+    "gemini",
+]
 
 
 def script(asks: list[tuple[str, JsonObject, JsonObject | None]]) -> JsonObject:
@@ -138,5 +164,50 @@ async def test_without_the_session_s_own_editor_server_every_call_asks(
         await editor.prompt(snapshot["sessionId"], [{"type": "text", "text": "go"}])
         assert [r["toolCall"]["toolCallId"] for r in editor.permission_requests] == ["hover"]
         assert answers(log) == {"hover": {"outcome": {"outcome": "selected", "optionId": "allow"}}}
+    finally:
+        await editor.shutdown_session()
+
+
+@pytest.mark.timeout(240)
+async def test_qwen_code_in_its_default_mode_asks_the_user_only_for_open_diff(
+    tmp_path: Path, model: ModelServer
+) -> None:
+    """Qwen Code's Default mode asks before every MCP tool that is not trusted (its own "auto"
+    mode, where a session starts, asks its model instead). The user refuses what they are
+    asked: openDiff, so it never reaches the editor; diagnostics reaches it unasked."""
+    ws, greet, _main = workspace(tmp_path)
+    model.script = Script(
+        "editor tools",
+        [
+            [
+                call("tool_call", name="mcp__editor__diagnostics", arguments={"path": "greet.py"}),
+                call(
+                    "tool_call",
+                    name="mcp__editor__openDiff",
+                    arguments={"path": "greet.py", "newText": "x = 1\n"},
+                ),
+                Say("done"),
+            ]
+        ],
+    )
+    editor = await start_agent(
+        tmp_path,
+        ws,
+        "qwen",
+        model,
+        options={"editorTools": {"enabled": True}},
+        editor_tools=["diagnostics", "openDiff"],
+    )
+    tools = Tools({**editor_answers(greet), "openDiff": {"answer": "reject"}})
+    tools.install(editor)
+    editor.permission_policy = pick("reject_once")
+    try:
+        sid = await open_session(editor)
+        await editor.acp("acp/setMode", {"sessionId": sid, "modeId": "default"})
+        result = await editor.prompt(sid, "Check greet.py", timeout=180)
+        assert result["stopReason"] == "end_turn"
+        (asked,) = editor.permission_requests
+        assert asked["toolCall"]["_meta"] == {"toolName": "mcp__editor__openDiff"}
+        assert [r["tool"] for r in tools.requests] == ["diagnostics"]
     finally:
         await editor.shutdown_session()
