@@ -155,7 +155,25 @@ async function main() {
   check("closing the diff tab ends the review", rejected && gone);
   await shot(page, "editor-tools-rejected.png");
 
-  // -- turn 4: openDiff, the user stops the turn: the review is withdrawn ---------------------
+  // -- turn 4: openDiff, the user changes the proposal and saves it (Ctrl+S keeps it) ----------
+  const saved = await turn(chat, page, "Keep it short", async (p) => {
+    await poll(async () => (await proposalText(p)).includes("Hi there"), "the proposal to save", 15_000);
+    await p.locator(".monaco-diff-editor .editor.modified .view-lines").first().click();
+    await p.keyboard.press("Control+Home");
+    await p.keyboard.press("ArrowDown");
+    await p.keyboard.press("End");
+    // after `"Hi there`: the cursor ends the line `    return "Hi there, " + name`
+    for (let i = 0; i < ', " + name'.length; i++) {
+      await p.keyboard.press("ArrowLeft");
+    }
+    await p.keyboard.type(" and welcome");
+    await poll(async () => (await proposalText(p)).includes("Hi there and welcome"), "the user's words in the proposal");
+    await p.keyboard.press("Control+S");
+  });
+  const savedGone = await poll(async () => (await diffTab(page).count()) === 0, "the diff to close", 10_000).catch(() => false);
+  check("saving the proposal (Ctrl+S) keeps it and closes the diff with no question", saved && savedGone, await page.locator(".monaco-dialog-box").allInnerTexts().then((t) => t.join(" ")).catch(() => ""));
+
+  // -- turn 5: openDiff, the user stops the turn: the review is withdrawn ---------------------
   await chat.locator("#input").fill("And once more");
   await chat.locator("#input").press("Enter");
   await poll(async () => {
