@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,30 @@ def _login_path(home: Path) -> str:
     return result.stdout
 
 
+def _server_pids(root: Path) -> list[int]:
+    """Running acp-lsp servers of this machine: Python processes running an acp-lsp from under
+    `root` (the venv's, or the one uv made in its cache)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if "python" in Path(argv[0]).name and any(
+            a.startswith(str(root)) and a.endswith("/bin/acp-lsp") for a in argv[1:2]
+        ):
+            pids.append(int(proc.name))
+    return pids
+
+
+def _servers(root: Path) -> list[int]:
+    """The servers left running once the old one of a restart has had time to end (bounded)."""
+    deadline = time.monotonic() + 15
+    while len(pids := _server_pids(root)) > 1 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return pids
+
+
 def _run(root: Path, vsix: Path, *, uv: bool) -> dict[str, Any]:
     """code-server on a machine with (or without) uv in ~/.local/bin; the driver's checks and
     what the extension logged and left in its global storage."""
@@ -132,6 +157,7 @@ def _run(root: Path, vsix: Path, *, uv: bool) -> dict[str, Any]:
             out, err = result.stdout, result.stderr
         except subprocess.TimeoutExpired as exc:
             out, err = str(exc.stdout or ""), f"driver timed out\n{exc.stderr or ''}"
+        servers = _servers(root)
     finally:
         kill_group(server.proc)
     checks = {}
@@ -147,6 +173,7 @@ def _run(root: Path, vsix: Path, *, uv: bool) -> dict[str, Any]:
     storage = root / "user" / "User" / "globalStorage" / EXTENSION_ID
     return {
         "checks": checks,
+        "servers": servers,
         "log": logs,
         "storage": storage,
         "output": f"{out}\n{err}\n--- extension log ---\n{logs[:3000]}\n...\n{logs[-3000:]}\n--- code-server ---\n{server.log_tail()}",
@@ -218,3 +245,10 @@ def test_private_venv_is_installed_once_and_reused(without_uv: dict[str, Any]) -
     ]
     starts = without_uv["log"].count(f"starting acp-lsp: {venv / 'bin' / 'acp-lsp'}")
     assert starts >= 2, without_uv["output"]
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("machine", ["with_uv", "without_uv"])
+def test_a_restart_leaves_one_server_running(machine: str, request: pytest.FixtureRequest) -> None:
+    run = request.getfixturevalue(machine)
+    assert len(run["servers"]) == 1, f"acp-lsp processes: {run['servers']}\n{run['output']}"
