@@ -29,7 +29,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,7 +36,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_editor_tools import load, use
+from tests.e2e.test_editor_tools import ALL_TOOLS, load, use
 from tests.model_server import ModelServer, Say, Script
 from tests.support.production import agent_config
 from tests.vscode import tools
@@ -46,9 +45,11 @@ from tests.vscode.tools import (
     EXTENSION,
     REPO,
     TOOLS,
+    assert_check,
     code_server_missing,
     kill_group,
     package_vsix,
+    run_driver,
     run_node,
     start_code_server,
 )
@@ -76,17 +77,9 @@ HOWDY = 'def greet(name):\n    return "Howdy, " + name\n'
 HI = 'def greet(name):\n    return "Hi there, " + name\n'
 
 
-# the tools of the first turn, in the order the model calls them
-FIRST = (
-    "diagnostics",
-    "definition",
-    "references",
-    "hover",
-    "documentSymbols",
-    "workspaceSymbols",
-    "openEditors",
-    "selection",
-)
+# the tools of the first turn (all but the bridge's openFile and openDiff), in that order
+FIRST = tuple(t for t in ALL_TOOLS if t != "openDiff")
+PROTOCOL_TS = EXTENSION / "src" / "protocol.ts"
 
 
 def script() -> Script:
@@ -171,8 +164,10 @@ def servers_vsix(out: Path) -> Path:
     return vsix
 
 
-def _text(value: bytes | str | None) -> str:
-    return value.decode(errors="replace") if isinstance(value, bytes) else (value or "")
+def test_the_extension_declares_every_tool_a_front_end_answers() -> None:
+    declared = re.search(r"EDITOR_TOOLS = \[(.*?)\]", PROTOCOL_TS.read_text(encoding="utf-8"), re.S)
+    assert declared is not None
+    assert re.findall(r'"(\w+)"', declared.group(1)) == ALL_TOOLS
 
 
 @pytest.fixture(scope="module")
@@ -240,34 +235,17 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                     "ACP_LSP_KEPT": KEPT,
                 }
             )
-            node = shutil.which("node", path=env["PATH"])
-            assert node is not None
-            try:
-                result = subprocess.run(
-                    [node, str(DRIVER)],
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    timeout=480,
-                    check=False,
-                )
-                out, err = result.stdout, result.stderr
-            except subprocess.TimeoutExpired as exc:
-                out, err = _text(exc.stdout), f"driver timed out\n{_text(exc.stderr)}"
+            run = run_driver(DRIVER, env, timeout=480)
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            (ARTIFACTS / "editor-tools-driver.log").write_text(err, encoding="utf-8")
-            checks: dict[str, dict[str, Any]] = {}
-            for line in out.splitlines():
-                if line.startswith("{"):
-                    item = json.loads(line)
-                    checks[item["name"]] = item
+            (ARTIFACTS / "editor-tools-driver.log").write_text(run.stderr, encoding="utf-8")
             results = _results_by_tool(model)
             (ARTIFACTS / "editor-tools-results.json").write_text(json.dumps(results, indent=1))
             yield {
                 "ws": ws,
-                "checks": checks,
+                "checks": run.checks,
                 "results": results,
-                "output": f"{out}\n{err}\n--- code-server log ---\n{server.log_tail()}",
+                "output": f"{run.stdout}\n{run.stderr}\n--- code-server log ---\n"
+                f"{server.log_tail()}",
                 "requests": [r.kind for r in model.requests],
             }
         finally:
@@ -311,13 +289,7 @@ def _answer(flow: dict[str, Any], tool: str, index: int = 0) -> Any:
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("name", [n for n in CHECKS if n != "flow"])
 def test_what_the_user_sees(flow: dict[str, Any], name: str) -> None:
-    check = flow["checks"].get(name)
-    failure = flow["checks"].get("flow")
-    assert check is not None, (
-        f"the flow stopped before this check: {failure['detail'] if failure else ''}\n"
-        f"{flow['output']}"
-    )
-    assert check["ok"], check["detail"]
+    assert_check(flow["checks"], name, flow["output"])
 
 
 @pytest.mark.timeout(600)

@@ -241,3 +241,52 @@ def start_code_server(
                 kill_group(proc)
                 raise RuntimeError(f"code-server did not come up:\n{server.log_tail()}") from None
             time.sleep(0.2)
+
+
+def _text(value: bytes | str | None) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else (value or "")
+
+
+@dataclass
+class DriverRun:
+    """What a .mjs driver printed: its checks by name ({name, ok, detail} JSON lines on
+    stdout), the rest of stdout and its log (stderr)."""
+
+    checks: dict[str, dict[str, Any]]
+    stdout: str
+    stderr: str
+
+
+def run_driver(driver: Path, env: dict[str, str], timeout: float) -> DriverRun:
+    """Run a driver of a running code-server with `env`; one that runs out of time is stopped
+    and what it printed until then counts."""
+    exe = shutil.which("node", path=env["PATH"])
+    assert exe is not None
+    try:
+        result = subprocess.run(
+            [exe, str(driver)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        out, err = result.stdout, result.stderr
+    except subprocess.TimeoutExpired as exc:
+        out, err = _text(exc.stdout), f"driver timed out\n{_text(exc.stderr)}"
+    checks = {}
+    for line in out.splitlines():
+        if line.startswith("{"):
+            item = json.loads(line)
+            checks[item["name"]] = item
+    return DriverRun(checks, out, err)
+
+
+def assert_check(checks: dict[str, dict[str, Any]], name: str, output: str) -> None:
+    """The driver's check `name` passed; a flow that stopped before it fails with its reason."""
+    check = checks.get(name)
+    failure = checks.get("flow")
+    assert check is not None, (
+        f"the flow stopped before this check: {failure['detail'] if failure else ''}\n{output}"
+    )
+    assert check["ok"], check["detail"]
