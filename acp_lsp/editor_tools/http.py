@@ -67,7 +67,6 @@ class McpHttp:
     def __init__(self, call: Call, known: Known) -> None:
         self._call = call
         self._known = known
-        self.port = 0
         self._task: asyncio.Task[None] | None = None
 
     def _mcp_server(self) -> Server[Any]:
@@ -109,7 +108,8 @@ class McpHttp:
             on_call_tool=call_tool,
         )
 
-    async def start(self, tasks: TaskOwner) -> None:
+    async def start(self, tasks: TaskOwner, sock: socket.socket) -> None:
+        """Serve on ``sock`` (bound and listening already) as an owned task."""
         manager = StreamableHTTPSessionManager(
             app=self._mcp_server(),
             stateless=True,
@@ -149,13 +149,6 @@ class McpHttp:
             finally:
                 listener.cancel()
 
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        # uvicorn writes a response's head and body separately: without this, Nagle holds
-        # the body until the client's delayed ACK (~40 ms a call); accepted sockets inherit it
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind(("127.0.0.1", 0))
-        self.port = sock.getsockname()[1]
         config = uvicorn.Config(
             app, lifespan="off", log_config=None, access_log=False, log_level="warning"
         )

@@ -10,6 +10,7 @@ import asyncio
 import importlib
 import os
 import secrets
+import socket
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -49,7 +50,8 @@ class EditorTools:
         self.server = server
         self._sessions: dict[str, Session | None] = {}  # token -> session (None: not yet made)
         self._http: McpHttp | None = None
-        self._starting: asyncio.Lock | None = None
+        self._starting: asyncio.Task[None] | None = None
+        self._socket: socket.socket | None = None
         # (uri, range) of the last code action request: a plain editor's selection
         self.last_selection: tuple[str, types.Range] | None = None
 
@@ -61,36 +63,57 @@ class EditorTools:
 
     def warm(self) -> None:
         """Start the endpoint in the background, as an agent that may use it is about to
-        start: the MCP SDK takes about a second of CPU and 40 MB to import, which the first
-        session would otherwise wait for and which a bridge without agents never pays."""
+        start: the MCP SDK takes about a second of CPU and 40 MB to import, which a bridge
+        without agents never pays."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:  # outside the server's loop (tests)
             return
-        if self._http is None and self._starting is None:
-            self.server.tasks.spawn(self._start(in_thread=True), name="editor-tools-warm")
+        if self._http is None and (self._starting is None or self._starting.done()):
+            self._starting = self.server.tasks.spawn(self._start(), name="editor-tools-start")
 
-    async def _start(self, *, in_thread: bool = False) -> McpHttp:
-        if self._starting is None:
-            self._starting = asyncio.Lock()
-        async with self._starting:
-            if self._http is None:
-                if in_thread:  # the event loop keeps serving the editor meanwhile
-                    await asyncio.to_thread(importlib.import_module, "acp_lsp.editor_tools.http")
-                from acp_lsp.editor_tools.http import McpHttp
+    async def _start(self) -> None:
+        # the event loop keeps serving the editor while the SDK imports
+        await asyncio.to_thread(importlib.import_module, "acp_lsp.editor_tools.http")
+        from acp_lsp.editor_tools.http import McpHttp
 
-                http = McpHttp(self.call, self.known)
-                await http.start(self.server.tasks)
-                self._http = http
-            return self._http
+        http = McpHttp(self.call, self.known)
+        try:
+            await http.start(self.server.tasks, self._listening())
+        except BaseException:
+            self._close()  # agents given its port are refused, not left waiting
+            raise
+        self._http = http
+
+    def _listening(self) -> socket.socket:
+        """The endpoint's socket, listening from the first session on: an agent that
+        connects before the server is up waits in the backlog, so session/new never waits
+        for the MCP SDK."""
+        if self._socket is None:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            # uvicorn writes a response's head and body separately: without this, Nagle
+            # holds the body until the client's delayed ACK (~40 ms a call); accepted
+            # sockets inherit it
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.bind(("127.0.0.1", 0))
+            sock.listen(128)
+            self._socket = sock
+        return self._socket
+
+    def _close(self) -> None:
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
 
     async def reserve(self) -> tuple[str, JsonObject]:
-        """A fresh token and the ACP McpServer entry that reaches it (the server starts on
-        first need)."""
-        http = await self._start()
+        """A fresh token and the ACP McpServer entry that reaches it (the endpoint starts
+        on first need, in the background)."""
+        port = self._listening().getsockname()[1]
+        self.warm()
         token = secrets.token_urlsafe(24)
         self._sessions[token] = None
-        url = f"http://127.0.0.1:{http.port}/mcp/{token}"
+        url = f"http://127.0.0.1:{port}/mcp/{token}"
         return token, {"type": "http", "name": SERVER_NAME, "url": url, "headers": []}
 
     def bind(self, token: str, session: Session) -> None:
