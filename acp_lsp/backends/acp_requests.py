@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 
 JsonObject = dict[str, Any]
 T = TypeVar("T")
-# the editor side answers these "cancelled": nothing is allowed after a cancel
-_STOPPED = ("cancelling", "failed", "closed")
 
 
 def _str(params: JsonObject, key: str) -> str:
@@ -97,9 +95,8 @@ class AgentRequests:
         editor = self.backend.editor
         self.backend._apply(session, {**tool_call, "sessionUpdate": "tool_call_update"})
         state = session.tool_call(tool_call["toolCallId"]) or tool_call
-        answer = self._editor_read(session, state, options)
-        if answer is None:
-            answer = await editor.request_permission(session, state, options)
+        unasked = self._editor_read(session, state, options)
+        answer = await editor.request_permission(session, state, options, unasked)
         return {"outcome": answer.outcome}
 
     def _editor_read(
@@ -107,7 +104,7 @@ class AgentRequests:
     ) -> PermissionAnswer | None:
         """A read-only call of the session's own editor tools is allowed without a prompt."""
         tools = self.backend._editor_tools
-        if tools is None or not tools.serves(session) or session.status in _STOPPED:
+        if tools is None or not tools.serves(session):
             return None
         return answer_read(tool_call, options, self.backend.config.mcp_servers)
 

@@ -136,9 +136,14 @@ class EditorPort(Protocol):
         The editor side snapshots each file the first time a turn names it (for review)."""
 
     async def request_permission(
-        self, session: Session, tool_call: JsonObject, options: list[JsonObject]
+        self,
+        session: Session,
+        tool_call: JsonObject,
+        options: list[JsonObject],
+        unasked: PermissionAnswer | None = None,
     ) -> PermissionAnswer:
-        """Ask the editor (or apply a configured rule). Never raises for a dismissed prompt."""
+        """Apply a configured rule, else answer ``unasked`` when given, else ask the editor.
+        Never raises for a dismissed prompt."""
 
     async def read_text_file(
         self, session: Session, path: str, line: int | None, limit: int | None

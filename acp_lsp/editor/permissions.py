@@ -121,7 +121,9 @@ class PermissionBroker:
     def pending_count(self, session_id: str) -> int:
         return sum(1 for item in self._pending.values() if item.session_id == session_id)
 
-    def _by_rule(self, tool_call: JsonObject, options: list[JsonObject]) -> PermissionAnswer | None:
+    def _by_rule(
+        self, tool_call: JsonObject, options: list[JsonObject], unasked: PermissionAnswer | None
+    ) -> PermissionAnswer | None:
         for rule in self._rules():
             if not rule_matches(rule, tool_call):
                 continue
@@ -136,12 +138,20 @@ class PermissionBroker:
             if option_id is None:
                 return None
             return PermissionAnswer({"outcome": "selected", "optionId": option_id})
-        return None
+        return unasked  # no rule says otherwise
 
     async def ask(
-        self, session: Session, tool_call: JsonObject, options: list[JsonObject]
+        self,
+        session: Session,
+        tool_call: JsonObject,
+        options: list[JsonObject],
+        unasked: PermissionAnswer | None = None,
     ) -> PermissionAnswer:
-        ruled = self._by_rule(tool_call, options)
+        """``unasked``: the answer when no rule matches, instead of asking the editor."""
+        if session.status in ("cancelling", "failed", "closed"):
+            # asked after a cancel (or for a dead session): never shown, never approved
+            return PermissionAnswer(dict(CANCELLED))
+        ruled = self._by_rule(tool_call, options, unasked)
         if ruled is not None:
             return ruled
         pending = _Pending(session.session_id, f"acp-permission-{uuid.uuid4().hex}")

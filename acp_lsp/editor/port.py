@@ -347,12 +347,13 @@ class EditorSide:
                 self.review.note_path(session, path, real)
 
     async def request_permission(
-        self, session: Session, tool_call: JsonObject, options: list[JsonObject]
+        self,
+        session: Session,
+        tool_call: JsonObject,
+        options: list[JsonObject],
+        unasked: PermissionAnswer | None = None,
     ) -> PermissionAnswer:
-        if session.status in ("cancelling", "failed", "closed"):
-            # asked after a cancel (or for a dead session): never shown, never approved
-            return PermissionAnswer({"outcome": "cancelled"})
-        return await self.permissions.ask(session, tool_call, options)
+        return await self.permissions.ask(session, tool_call, options, unasked)
 
     async def read_text_file(
         self, session: Session, path: str, line: int | None, limit: int | None

@@ -138,17 +138,24 @@ async def test_read_only_editor_tools_are_allowed_once_without_a_prompt_the_rest
         await editor.shutdown_session()
 
 
+ASK_RULE = {"permissions": {"rules": [{"title": "^mcp__editor__", "action": "ask"}]}}
+REJECT_RULE = {"permissions": {"rules": [{"title": "hover", "action": "reject"}]}}
+
+
 @pytest.mark.parametrize(
-    ("options", "agent_extra"),
+    ("options", "agent_extra", "asked"),
     [
-        ({"editorTools": {"enabled": False}}, {}),
+        ({"editorTools": {"enabled": False}}, {}, True),
         # the user's own MCP server named "editor": the name no longer tells which it is
-        ({}, {"mcpServers": [{"name": "editor", "command": "true", "args": [], "env": []}]}),
+        ({}, {"mcpServers": [{"name": "editor", "command": "true", "args": [], "env": []}]}, True),
+        # the user's permission rules come first
+        (ASK_RULE, {}, True),
+        (REJECT_RULE, {}, False),
     ],
-    ids=["editor-tools-off", "another-server-named-editor"],
+    ids=["editor-tools-off", "another-server-named-editor", "ask-rule", "reject-rule"],
 )
-async def test_without_the_session_s_own_editor_server_every_call_asks(
-    tmp_path: Path, workspace: Path, options: JsonObject, agent_extra: JsonObject
+async def test_the_user_s_rules_and_sessions_without_their_own_editor_server_decide_instead(
+    tmp_path: Path, workspace: Path, options: JsonObject, agent_extra: JsonObject, asked: bool
 ) -> None:
     asks = ASKS[1:2]  # mcp__editor__hover, with Claude's mcpServer name "editor"
     editor, _tools, log = await start(
@@ -159,11 +166,13 @@ async def test_without_the_session_s_own_editor_server_every_call_asks(
         agent_extra=agent_extra,
         script=script(asks),
     )
+    editor.permission_policy = pick("reject_once")
     try:
         snapshot = await editor.new_session()
         await editor.prompt(snapshot["sessionId"], [{"type": "text", "text": "go"}])
-        assert [r["toolCall"]["toolCallId"] for r in editor.permission_requests] == ["hover"]
-        assert answers(log) == {"hover": {"outcome": {"outcome": "selected", "optionId": "allow"}}}
+        prompts = [r["toolCall"]["toolCallId"] for r in editor.permission_requests]
+        assert prompts == (["hover"] if asked else [])
+        assert answers(log) == {"hover": {"outcome": {"outcome": "selected", "optionId": "reject"}}}
     finally:
         await editor.shutdown_session()
 
