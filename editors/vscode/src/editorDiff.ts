@@ -53,6 +53,9 @@ export class EditorDiffs implements vscode.FileSystemProvider, vscode.Disposable
     if (typeof args.uri !== "string" || typeof args.newText !== "string") {
       throw new ResponseError(ErrorCodes.invalidParams, "openDiff needs uri and newText");
     }
+    if (token.isCancellationRequested) {
+      return { answer: "reject" }; // withdrawn before it was shown
+    }
     const file = vscode.Uri.parse(args.uri);
     const name = path.basename(file.path);
     // A folder per proposal keeps the file's name (and so its language) on the right side.
@@ -69,9 +72,14 @@ export class EditorDiffs implements vscode.FileSystemProvider, vscode.Disposable
         () => file,
         () => uri.with({ path: `${uri.path}.empty` }),
       );
-      await vscode.commands.executeCommand("vscode.diff", left, uri, `${label}: yours ↔ the agent's proposal`, {
-        preview: false,
-      });
+      try {
+        await vscode.commands.executeCommand("vscode.diff", left, uri, `${label}: yours ↔ the agent's proposal`, {
+          preview: false,
+        });
+      } catch (error) {
+        this.pending.delete(uri.toString());
+        throw error;
+      }
       // Once answered otherwise, its buttons do nothing (VS Code cannot withdraw a message).
       void vscode.window
         .showInformationMessage(
