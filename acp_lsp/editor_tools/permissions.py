@@ -1,8 +1,9 @@
 """Permission for the bridge's own editor tools that only read: allowed once, without a prompt.
 
 In a manual mode an agent asks before every MCP tool, the editor's read-only ones included
-(Claude Code asks whatever the tool's ``readOnlyHint``); the user would be asked to let the
-agent read the diagnostics they are looking at. ``openDiff`` still asks.
+(Claude Code's Manual, Qwen Code's Default); the user would be asked to let the agent read the
+diagnostics they are looking at. ``openDiff`` still asks; the user's permission rules come
+first (acp_lsp/editor/permissions.py).
 
 A call counts as ours only when the agent names the tool the way it names MCP tools,
 ``mcp__editor__<tool>``, in the ``_meta`` of the tool call (Claude Code: ``claudeCode.toolName``,
