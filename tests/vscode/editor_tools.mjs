@@ -173,7 +173,23 @@ async function main() {
   const savedGone = await poll(async () => (await diffTab(page).count()) === 0, "the diff to close", 10_000).catch(() => false);
   check("saving the proposal (Ctrl+S) keeps it and closes the diff with no question", saved && savedGone, await page.locator(".monaco-dialog-box").allInnerTexts().then((t) => t.join(" ")).catch(() => ""));
 
-  // -- turn 5: openDiff, the user stops the turn: the review is withdrawn ---------------------
+  // -- turn 5: openDiff, the user edits it, closes the diff, and does not save: a reject ------
+  let question = "";
+  const dropped = await turn(chat, page, "Or this", async (p) => {
+    await poll(async () => (await proposalText(p)).includes("Howdy"), "the proposal to drop", 15_000);
+    await p.locator(".monaco-diff-editor .editor.modified .view-lines").first().click();
+    await p.keyboard.press("Control+End");
+    await p.keyboard.type("# not this after all");
+    await diffTab(p).first().hover();
+    await diffTab(p).first().locator(".tab-actions .codicon-close, .tab-actions [aria-label^='Close']").first().click();
+    const dialog = p.locator(".monaco-dialog-box");
+    question = await poll(async () => ((await dialog.count()) > 0 ? dialog.first().innerText() : null), "VS Code's save question", 10_000);
+    await dialog.locator("a.monaco-button, button", { hasText: /^Don't Save$/ }).first().click();
+  });
+  const droppedGone = await poll(async () => (await diffTab(page).count()) === 0, "the diff to close", 10_000).catch(() => false);
+  check("closing an edited proposal asks to save; Don't Save closes it", dropped && droppedGone && /save/i.test(question), question);
+
+  // -- turn 6: openDiff, the user stops the turn: the review is withdrawn ---------------------
   await chat.locator("#input").fill("And once more");
   await chat.locator("#input").press("Enter");
   await poll(async () => {

@@ -14,7 +14,9 @@ person would:
   clicks the ✓ in its title;
 - turn 3: `openDiff` again; the user closes the diff tab;
 - turn 4: `openDiff` again; the user changes the proposal and saves it (Ctrl+S): accepted;
-- turn 5: `openDiff` again; the user stops the turn: the bridge withdraws the request
+- turn 5: `openDiff` again; the user edits the proposal, closes the diff and answers VS Code's
+  save question with Don't Save: rejected;
+- turn 6: `openDiff` again; the user stops the turn: the bridge withdraws the request
   ($/cancelRequest) and the diff closes.
 
 What the model received is read from the model server's records; what the user sees is
@@ -113,6 +115,11 @@ def script() -> Script:
                 load("openDiff"),
                 use("openDiff", path="greet.py", newText=HI, title="saved"),
                 Say("Saved it is."),
+            ],
+            [
+                load("openDiff"),
+                use("openDiff", path="greet.py", newText=HOWDY, title="edited, closed"),
+                Say("Fine, not that one."),
             ],
             [
                 load("openDiff"),
@@ -372,11 +379,12 @@ def test_the_model_gets_the_open_editors_and_the_selection(flow: dict[str, Any])
 @pytest.mark.timeout(600)
 def test_the_model_gets_the_text_the_user_kept_and_their_reject(flow: dict[str, Any]) -> None:
     answers = flow["results"].get("openDiff", [])
-    assert len(answers) >= 3, f"{flow['results']}\n{flow['output']}"
-    accepted, rejected, saved, *_ = answers
+    assert len(answers) >= 4, f"{flow['results']}\n{flow['output']}"
+    accepted, rejected, saved, unsaved, *_ = answers
     assert accepted == {"answer": "accept", "text": HOWDY + KEPT + "\n"}
     assert rejected == {"answer": "reject"}
     assert saved == {"answer": "accept", "text": HI.replace("Hi there", "Hi there and welcome")}
+    assert unsaved == {"answer": "reject"}
     # openDiff only asks: the agent did not write
     assert (flow["ws"] / "greet.py").read_text() == GREET
 
