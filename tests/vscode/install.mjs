@@ -1,9 +1,13 @@
 // The first session after installing the .vsix, no setting touched (issue 28): the extension
 // provides its own server. Opens the chat, asks the demo agent `/help`, restarts the server
-// (ACP: Restart Server) and asks again. One JSON line per check on stdout
+// (ACP: Restart Server) and asks again; with ACP_LSP_OLD_SERVER, then sets
+// acpLsp.server.command to that server of another version (in the user's settings.json,
+// ACP_LSP_USER_SETTINGS), reloads the window and waits for the warning. One JSON line per check on stdout
 // (tests/vscode/test_vscode_install.py). Environment: CODE_SERVER_URL, ACP_LSP_WORKSPACE,
-// ACP_LSP_VSCODE_TOOLS, CHROMIUM, ACP_LSP_INSTALL_TIMEOUT_MS (the first start installs).
+// ACP_LSP_VSCODE_TOOLS, CHROMIUM, ACP_LSP_INSTALL_TIMEOUT_MS (the first start installs),
+// ACP_LSP_EXTENSION_VERSION.
 
+import { readFileSync, writeFileSync } from "node:fs";
 import { chatFrame, launchBrowser, poll, runCommand } from "./workbench.mjs";
 
 const base = process.env.CODE_SERVER_URL;
@@ -19,9 +23,11 @@ function check(name, ok, detail = "") {
   process.stdout.write(`${JSON.stringify({ name, ok: Boolean(ok), detail: String(detail).slice(0, 3000) })}\n`);
 }
 
-/** Notifications on screen (install progress, errors), for the failure details. */
+/** Notifications on screen (toasts and the notification centre when open). */
 async function notifications(page) {
-  return (await page.locator(".notifications-toasts").innerText().catch(() => "")).replace(/\s+/g, " ").trim();
+  const toasts = await page.locator(".notifications-toasts").innerText().catch(() => "");
+  const centre = await page.locator(".notifications-center").innerText().catch(() => "");
+  return `${toasts} ${centre}`.replace(/\s+/g, " ").trim();
 }
 
 /** Ask `/help` and wait for the demo agent's answer; the answer's text, or what was on screen.
@@ -59,6 +65,29 @@ try {
   await poll(async () => (await chat.locator("#agent option").count()) > 0, "the agent picker after the restart", 60_000).catch(() => undefined);
   const again = await ask(page, chat, 60_000);
   check("after a restart the server answers again", again.includes(ANSWER), again);
+  const oldServer = process.env.ACP_LSP_OLD_SERVER;
+  if (oldServer) {
+    const file = process.env.ACP_LSP_USER_SETTINGS;
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, "utf8")), "acpLsp.server.command": oldServer }));
+    // code-server does not watch settings.json here: the window reloads, as after an edit by hand
+    await runCommand(page, "Developer: Reload Window", log);
+    await page.waitForSelector(".monaco-workbench", { timeout: 60_000 });
+    // A notification shown while the window starts may go to the notification centre only
+    await runCommand(page, "Notifications: Show Notifications", log);
+    const version = process.env.ACP_LSP_EXTENSION_VERSION;
+    const warning = await poll(async () => {
+      const text = await notifications(page);
+      return /is version 0\.0\.9/.test(text) ? text : null;
+    }, "the version warning", 60_000).catch(async (error) => {
+      await page.screenshot({ path: `${workspace}/../mismatch-failure.png` }).catch(() => undefined);
+      return `${error.message} | on screen: ${await notifications(page)}`;
+    });
+    check(
+      "a configured server of another version is a warning naming both versions",
+      warning.includes(oldServer) && warning.includes("version 0.0.9") && warning.includes(`extension is ${version}`),
+      warning,
+    );
+  }
 } catch (error) {
   log(`failed: ${error?.stack ?? error}`);
   check("flow", false, error?.message ?? String(error));

@@ -103,15 +103,22 @@ def _server_pids(root: Path) -> list[int]:
     return pids
 
 
-def _servers(root: Path) -> list[int]:
-    """The servers left running once the old one of a restart has had time to end (bounded)."""
+def _servers(root: Path, expected: int) -> list[int]:
+    """The servers left running once the old ones have had time to end (bounded)."""
     deadline = time.monotonic() + 15
-    while len(pids := _server_pids(root)) > 1 and time.monotonic() < deadline:
+    while len(pids := _server_pids(root)) > expected and time.monotonic() < deadline:
         time.sleep(0.5)
     return pids
 
 
-def _run(root: Path, vsix: Path, *, uv: bool) -> dict[str, Any]:
+OLD_SERVER = f"""#!/bin/sh
+# acp-lsp from this checkout, calling itself 0.0.9: a configured server of another version
+exec {sys.executable} -c "import acp_lsp; acp_lsp.__version__ = '0.0.9'; \\
+from acp_lsp.__main__ import main; raise SystemExit(main())" "$@"
+"""
+
+
+def _run(root: Path, vsix: Path, *, uv: bool, old_server: bool = False) -> dict[str, Any]:
     """code-server on a machine with (or without) uv in ~/.local/bin; the driver's checks and
     what the extension logged and left in its global storage."""
     home = root / "home"
@@ -145,6 +152,13 @@ def _run(root: Path, vsix: Path, *, uv: bool) -> dict[str, Any]:
                 "ACP_LSP_INSTALL_TIMEOUT_MS": "300000",
             }
         )
+        if old_server:
+            script = root / "old-acp-lsp"
+            script.write_text(OLD_SERVER, encoding="utf-8")
+            script.chmod(0o755)
+            driver_env["ACP_LSP_OLD_SERVER"] = str(script)
+            driver_env["ACP_LSP_USER_SETTINGS"] = str(root / "user" / "User" / "settings.json")
+            driver_env["ACP_LSP_EXTENSION_VERSION"] = _version()
         try:
             result = subprocess.run(
                 [node, str(DRIVER)],
@@ -157,7 +171,8 @@ def _run(root: Path, vsix: Path, *, uv: bool) -> dict[str, Any]:
             out, err = result.stdout, result.stderr
         except subprocess.TimeoutExpired as exc:
             out, err = str(exc.stdout or ""), f"driver timed out\n{exc.stderr or ''}"
-        servers = _servers(root)
+        # the reload to the old server ends the bundled one: none of its servers may be left
+        servers = _servers(root, 0 if old_server else 1)
     finally:
         kill_group(server.proc)
     checks = {}
@@ -185,7 +200,7 @@ def with_uv(vsix: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
     if not UV.exists():
         pytest.skip(f"uv is not installed beside {sys.executable} (the test extras)")
     root = tmp_path_factory.mktemp("install-uv")
-    run = _run(root, vsix, uv=True)
+    run = _run(root, vsix, uv=True, old_server=True)
     run["uv"] = root / "home" / ".local" / "bin" / "uv"
     return run
 
@@ -248,7 +263,17 @@ def test_private_venv_is_installed_once_and_reused(without_uv: dict[str, Any]) -
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("machine", ["with_uv", "without_uv"])
-def test_a_restart_leaves_one_server_running(machine: str, request: pytest.FixtureRequest) -> None:
-    run = request.getfixturevalue(machine)
-    assert len(run["servers"]) == 1, f"acp-lsp processes: {run['servers']}\n{run['output']}"
+def test_a_restart_leaves_one_server_running(without_uv: dict[str, Any]) -> None:
+    servers = without_uv["servers"]
+    assert len(servers) == 1, f"acp-lsp processes: {servers}\n{without_uv['output']}"
+
+
+@pytest.mark.timeout(900)
+def test_no_uv_server_is_left_after_a_restart_and_a_reload(with_uv: dict[str, Any]) -> None:
+    servers = with_uv["servers"]
+    assert servers == [], f"acp-lsp processes: {servers}\n{with_uv['output']}"
+
+
+@pytest.mark.timeout(900)
+def test_a_configured_server_of_another_version_is_a_warning(with_uv: dict[str, Any]) -> None:
+    _check(with_uv, "a configured server of another version is a warning naming both versions")

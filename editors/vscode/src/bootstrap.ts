@@ -163,11 +163,18 @@ function reportInstallError(error: unknown, output: vscode.LogOutputChannel): vo
 const warned = new Set<string>();
 
 /** A server of another version than the extension's (its `serverInfo`) is a warning, once. */
-export function warnOnVersionMismatch(client: LanguageClient, place: ExtensionPlace | undefined, command: string): void {
+export function warnOnVersionMismatch(
+  client: LanguageClient,
+  place: ExtensionPlace | undefined,
+  command: string,
+  output: vscode.LogOutputChannel,
+): void {
   const version = extensionVersion(place);
   const server = client.initializeResult?.serverInfo?.version;
+  output.info(`acp-lsp ${server ?? "(no serverInfo version)"} running; the extension is ${version ?? "(unknown)"}`);
   const message = version === undefined ? undefined : versionMismatch(version, server, command);
   if (message !== undefined && !warned.has(message)) {
+    output.warn(message);
     warned.add(message);
     void vscode.window.showWarningMessage(message);
   }

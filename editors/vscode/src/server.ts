@@ -204,7 +204,7 @@ export class AcpServer implements vscode.Disposable {
         });
       throw error;
     }
-    warnOnVersionMismatch(client, this.place, cmd.command);
+    warnOnVersionMismatch(client, this.place, cmd.command, this.output);
     // Settings changed while the server started went nowhere (no client to tell yet).
     const now = readSettings();
     if (JSON.stringify(serverConfiguration(now)) !== JSON.stringify(clientOptions.initializationOptions)) {
