@@ -67,17 +67,29 @@ export async function serverCommand(
   try {
     const uv = await findOnPath("uv", env);
     if (uv !== undefined) {
-      const viaUv = await prepareUv(uv, wheel, version, storage, env, output);
+      const viaUv = await once(`uv ${version}`, () => prepareUv(uv, wheel, version, storage, env, output));
       if (viaUv) {
         return { command: uv, args: uvArgs(wheel, configured.args), env: configured.env };
       }
     }
-    const exe = await prepareVenv(wheel, version, path.join(storage, "server-venv"), env, output);
+    const exe = await once(`venv ${version}`, () => prepareVenv(wheel, version, path.join(storage, "server-venv"), env, output));
     return { command: exe, args: configured.args, env: configured.env };
   } catch (error) {
     reportInstallError(error, output);
     throw error;
   }
+}
+
+const pending = new Map<string, Promise<unknown>>();
+
+/** One install at a time in this window: a start and ACP: Run Doctor may ask together. */
+function once<T>(key: string, task: () => Promise<T>): Promise<T> {
+  let running = pending.get(key) as Promise<T> | undefined;
+  if (running === undefined) {
+    running = task().finally(() => pending.delete(key));
+    pending.set(key, running);
+  }
+  return running;
 }
 
 /** The first `uv tool run` of a version fetches the dependencies: done once with progress,
