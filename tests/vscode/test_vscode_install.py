@@ -4,7 +4,8 @@ which here is /etc/profile's plus ~/.local/bin when it exists, as Debian's ~/.pr
 code-server, no setting touched. tests/vscode/install.mjs opens the chat, asks the demo agent
 `/help`, restarts the server and asks again. Two machines:
 
-- `uv` on PATH (in ~/.local/bin, where uv's installer puts it): the extension runs `uv tool run --from <shipped wheel> acp-lsp`;
+- `uv` on PATH (in ~/.local/bin, where uv's installer puts it): the extension runs
+  `uv tool run --offline --from <shipped wheel> acp-lsp` once uv has the dependencies cached;
 - no `uv`: it installs the wheel into a private venv in its global storage with a Python 3.11+
   from PATH (Debian's /usr/bin/python3), once: the restart reuses it.
 
@@ -236,7 +237,7 @@ def test_first_session_with_uv(with_uv: dict[str, Any], name: str) -> None:
 @pytest.mark.timeout(900)
 def test_uv_runs_the_shipped_wheel(with_uv: dict[str, Any]) -> None:
     version = _version()
-    started = f"starting acp-lsp: {with_uv['uv']} tool run --from "
+    started = f"starting acp-lsp: {with_uv['uv']} tool run --offline --from "
     wheel = f"/server/acp_lsp-{version}-py3-none-any.whl acp-lsp"
     lines = [line for line in with_uv["log"].splitlines() if started in line]
     assert len(lines) >= 2 and all(wheel in line for line in lines), with_uv["output"]

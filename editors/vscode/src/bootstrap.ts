@@ -69,7 +69,7 @@ export async function serverCommand(
     if (uv !== undefined) {
       const viaUv = await once(`uv ${version}`, () => prepareUv(uv, wheel, version, storage, env, output));
       if (viaUv) {
-        return { command: uv, args: uvArgs(wheel, configured.args), env: configured.env };
+        return { command: uv, args: uvArgs(wheel, configured.args, true), env: configured.env };
       }
     }
     const exe = await once(`venv ${version}`, () => prepareVenv(wheel, version, path.join(storage, "server-venv"), env, output));
@@ -92,8 +92,10 @@ function once<T>(key: string, task: () => Promise<T>): Promise<T> {
   return running;
 }
 
-/** The first `uv tool run` of a version fetches the dependencies: done once with progress,
- * checked by its `--version`. False (logged) when uv cannot run it: the venv is tried next. */
+/** The first `uv tool run` of a version fetches the dependencies into uv's cache: done with
+ * progress, checked by its `--version`; later starts check the cache has them (offline, quick)
+ * and fetch again only when it does not. False (logged) when uv cannot run it: the venv is
+ * tried next. */
 async function prepareUv(
   uv: string,
   wheel: string,
@@ -104,7 +106,11 @@ async function prepareUv(
 ): Promise<boolean> {
   const stampDir = path.join(storage, "uv");
   if (await stamped(stampDir, version)) {
-    return true;
+    const cached = await run(uv, uvArgs(wheel, ["--version"], true), { env, timeoutMs: 60_000 });
+    if (parseVersion(cached.output) === version) {
+      return true;
+    }
+    output.info(`uv's cache no longer has acp-lsp ${version}'s dependencies: fetching them again`);
   }
   output.info(`preparing acp-lsp ${version} with ${uv} tool run --from ${wheel}`);
   const result = await withProgress(`ACP: preparing the acp-lsp server ${version} (uv)`, () =>

@@ -87,9 +87,11 @@ export function versionMismatch(extension: string, server: string | undefined, c
   );
 }
 
-/** `uv tool run` of the shipped wheel: acp-lsp itself offline, its dependencies from the index. */
-export function uvArgs(wheel: string, args: string[]): string[] {
-  return ["tool", "run", "--from", wheel, "acp-lsp", ...args];
+/** `uv tool run` of the shipped wheel: acp-lsp itself from the wheel, its dependencies from the
+ * index, or (`offline`, once they are in uv's cache) from the cache only: a start in ~0.2 s
+ * instead of ~2 s of resolving again. */
+export function uvArgs(wheel: string, args: string[], offline = false): string[] {
+  return ["tool", "run", ...(offline ? ["--offline"] : []), "--from", wheel, "acp-lsp", ...args];
 }
 
 export function venvExecutable(venv: string, name: string, platform = process.platform): string {

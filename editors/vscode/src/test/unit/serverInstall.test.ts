@@ -44,7 +44,8 @@ describe("the server that comes with the extension", () => {
     assert.equal(await shippedWheel(path.join(dir, "nowhere"), "0.1.0"), undefined);
   });
 
-  test("uv runs the wheel's acp-lsp with the server args", () => {
+  test("uv runs the wheel's acp-lsp with the server args, offline once its dependencies are cached", () => {
+    assert.deepEqual(uvArgs("/x/a.whl", [], true), ["tool", "run", "--offline", "--from", "/x/a.whl", "acp-lsp"]);
     assert.deepEqual(uvArgs("/x/acp_lsp-0.1.0-py3-none-any.whl", ["--log", "debug"]), [
       "tool",
       "run",
