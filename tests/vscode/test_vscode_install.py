@@ -32,9 +32,11 @@ from tests.vscode import tools
 from tests.vscode.tools import (
     CHROMIUM,
     TOOLS,
+    assert_check,
     code_server_missing,
     kill_group,
     package_vsix,
+    run_driver,
     start_code_server,
 )
 
@@ -160,27 +162,11 @@ def _run(root: Path, vsix: Path, *, uv: bool, old_server: bool = False) -> dict[
             driver_env["ACP_LSP_OLD_SERVER"] = str(script)
             driver_env["ACP_LSP_USER_SETTINGS"] = str(root / "user" / "User" / "settings.json")
             driver_env["ACP_LSP_EXTENSION_VERSION"] = _version()
-        try:
-            result = subprocess.run(
-                [node, str(DRIVER)],
-                env=driver_env,
-                capture_output=True,
-                text=True,
-                timeout=540,
-                check=False,
-            )
-            out, err = result.stdout, result.stderr
-        except subprocess.TimeoutExpired as exc:
-            out, err = str(exc.stdout or ""), f"driver timed out\n{exc.stderr or ''}"
+        run = run_driver(DRIVER, driver_env, 540)
         # the reload to the old server ends the bundled one: none of its servers may be left
         servers = _servers(root, 0 if old_server else 1)
     finally:
         kill_group(server.proc)
-    checks = {}
-    for line in out.splitlines():
-        if line.startswith("{"):
-            item = json.loads(line)
-            checks[item["name"]] = item
     logs = "\n".join(
         p.read_text(encoding="utf-8", errors="replace")
         for p in sorted((root / "user" / "logs").rglob("*.log"))
@@ -188,11 +174,11 @@ def _run(root: Path, vsix: Path, *, uv: bool, old_server: bool = False) -> dict[
     )
     storage = root / "user" / "User" / "globalStorage" / EXTENSION_ID
     return {
-        "checks": checks,
+        "checks": run.checks,
         "servers": servers,
         "log": logs,
         "storage": storage,
-        "output": f"{out}\n{err}\n--- extension log ---\n{logs[:3000]}\n...\n{logs[-3000:]}\n--- code-server ---\n{server.log_tail()}",
+        "output": f"{run.stdout}\n{run.stderr}\n--- extension log ---\n{logs[:3000]}\n...\n{logs[-3000:]}\n--- code-server ---\n{server.log_tail()}",
     }
 
 
@@ -222,10 +208,7 @@ CHECKS = [
 
 
 def _check(run: dict[str, Any], name: str) -> None:
-    check = run["checks"].get(name)
-    flow = run["checks"].get("flow")
-    assert check is not None, f"the driver stopped before this check: {flow}\n{run['output']}"
-    assert check["ok"], f"{check['detail']}\n{run['output']}"
+    assert_check(run["checks"], name, run["output"])
 
 
 @pytest.mark.timeout(900)
