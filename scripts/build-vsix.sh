@@ -18,5 +18,5 @@ if [[ ! -f "$ext_dir/node_modules/@vscode/vsce/vsce" ]]; then
 fi
 mkdir -p "$(dirname "$out")"
 cd "$ext_dir"
-node node_modules/@vscode/vsce/vsce package --no-dependencies --skip-license \
+node node_modules/@vscode/vsce/vsce package --no-dependencies \
     --allow-missing-repository -o "$out"

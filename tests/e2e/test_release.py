@@ -129,10 +129,14 @@ def test_the_artifacts_carry_the_version_and_the_license(dist: tuple[Path, str])
     out, _ = dist
     with zipfile.ZipFile(out / f"acp-lsp-{V}.vsix") as vsix:
         names = vsix.namelist()
+        vsix_license = vsix.read("extension/LICENSE.txt").decode()
+        manifest = vsix.read("extension.vsixmanifest").decode()
     assert f"extension/server/acp_lsp-{V}-py3-none-any.whl" in names
     with zipfile.ZipFile(out / f"acp_lsp-{V}-py3-none-any.whl") as wheel:
         license_text = wheel.read(f"acp_lsp-{V}.dist-info/licenses/LICENSE").decode()
     assert license_text == (ROOT / "LICENSE").read_text(encoding="utf-8")
+    # the marketplaces show the .vsix's own license file
+    assert vsix_license == license_text and "<License>extension/LICENSE.txt</License>" in manifest
     assert "Apache License" in license_text and "Version 2.0, January 2004" in license_text
     with tarfile.open(out / f"acp-lsp.nvim-{V}.tar.gz") as plugin:
         member = plugin.extractfile(f"acp-lsp.nvim-{V}/LICENSE")
