@@ -111,21 +111,26 @@ def _items(result: Any, key: str) -> list[JsonObject]:
     return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
 
 
-def _diagnostic(item: JsonObject) -> JsonObject | None:
-    # the hot path of a workspace's diagnostics (10,000 items): few lookups, one dict
-    path = _path(item.get("uri"))
-    where = _range(item.get("range"))
-    if where is None or path is None:
-        return None
-    out: JsonObject = {"path": path, **where}
-    out["severity"] = SEVERITIES.get(item.get("severity") or 1, "error")
-    source, code = item.get("source"), item.get("code")
-    if source is not None:
-        out["source"] = source
-    if code is not None:
-        out["code"] = code
-    out["message"] = str(item.get("message", ""))
-    return out
+def _diagnostics(result: Any) -> JsonObject:
+    """Grouped by file, the path once: a workspace's 10,000 items are the hot path."""
+    by_uri: dict[str, list[JsonObject]] = {}
+    total = 0
+    for item in _items(result, "diagnostics"):
+        uri = item.get("uri")
+        out = _range(item.get("range"))
+        if not isinstance(uri, str) or out is None:
+            continue
+        out["severity"] = SEVERITIES.get(item.get("severity") or 1, "error")
+        source, code = item.get("source"), item.get("code")
+        if source is not None:
+            out["source"] = source
+        if code is not None:
+            out["code"] = code
+        out["message"] = str(item.get("message", ""))
+        by_uri.setdefault(uri, []).append(out)
+        total += 1
+    files = [{"path": _path(uri), "diagnostics": items} for uri, items in by_uri.items()]
+    return {"files": files, "total": total}
 
 
 def _location(item: JsonObject) -> JsonObject | None:
@@ -189,12 +194,13 @@ def _editor(item: JsonObject) -> JsonObject | None:
     }
 
 
-def from_lsp(tool: str, result: Any) -> Any:
-    """The MCP shape of an editor's acp/editorTool answer."""
+def from_lsp(tool: str, result: Any) -> JsonObject:
+    """The MCP shape of an editor's acp/editorTool answer: always an object, since MCP
+    clients (Gemini CLI) refuse a list or null as structured content."""
     if tool == "diagnostics":
-        return [d for i in _items(result, "diagnostics") if (d := _diagnostic(i))]
+        return _diagnostics(result)
     if tool in ("definition", "references"):
-        return [loc for i in _items(result, "locations") if (loc := _location(i))]
+        return {"locations": [loc for i in _items(result, "locations") if (loc := _location(i))]}
     if tool == "hover":
         contents = result.get("contents") if isinstance(result, dict) else None
         if isinstance(contents, dict):  # a MarkupContent
@@ -203,21 +209,21 @@ def from_lsp(tool: str, result: Any) -> Any:
     if tool == "documentSymbols":
         flat: list[JsonObject] = []
         _symbols(_items(result, "symbols"), None, flat)
-        return flat
+        return {"symbols": flat}
     if tool == "workspaceSymbols":
-        return [s for i in _items(result, "symbols") if (s := _workspace_symbol(i))]
+        return {"symbols": [s for i in _items(result, "symbols") if (s := _workspace_symbol(i))]}
     if tool == "openEditors":
-        return [e for i in _items(result, "editors") if (e := _editor(i))]
+        return {"editors": [e for i in _items(result, "editors") if (e := _editor(i))]}
     if tool == "selection":
         sel = result.get("selection") if isinstance(result, dict) else None
-        return selection(sel)
+        return {"selection": selection(sel)}
     if tool == "openDiff":
         answer = result.get("answer") if isinstance(result, dict) else None
         out: JsonObject = {"answer": "accept" if answer == "accept" else "reject"}
         if isinstance(result, dict) and isinstance(result.get("text"), str):
             out["text"] = result["text"]
         return out
-    return result
+    return result if isinstance(result, dict) else {"result": result}
 
 
 def selection(sel: Any) -> JsonObject | None:

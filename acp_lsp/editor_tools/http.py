@@ -48,13 +48,12 @@ class _QuietServer(uvicorn.Server):
         yield
 
 
-def _result(value: Any) -> mt.CallToolResult:
+def _result(value: JsonObject) -> mt.CallToolResult:
     # compact: a workspace's 10,000 diagnostics are ~200 KB smaller (what the model reads)
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    # structuredContent must be an object (MCP 2025-06-18), and clients that have it show
-    # the model that instead of the text (Claude Code does): lists and null go as text only
-    structured = value if isinstance(value, dict) else None
-    return mt.CallToolResult(content=[mt.TextContent(text=text)], structured_content=structured)
+    # every answer is an object, sent as text and the same structuredContent (MCP
+    # 2025-06-18): Gemini CLI copies parsed text there and refuses a list or null
+    return mt.CallToolResult(content=[mt.TextContent(text=text)], structured_content=value)
 
 
 def _error(message: str) -> mt.CallToolResult:

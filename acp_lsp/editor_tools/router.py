@@ -180,7 +180,7 @@ class EditorTools:
         except SandboxError as exc:
             raise ToolError(str(exc)) from None
 
-    def _confine(self, session: Session, tool: str, answer: Any) -> Any:
+    def _confine(self, session: Session, tool: str, answer: JsonObject) -> JsonObject:
         """Leave out files outside the session's folders, as path arguments are refused: an
         editor answers for every folder and buffer it has."""
         if tool not in CONFINED:
@@ -188,11 +188,15 @@ class EditorTools:
         sandbox = self.server.editor.sandbox(session)
         if sandbox.allow_outside:
             return answer
-        items = answer if isinstance(answer, list) else [answer] if answer else []
-        inside = sandbox.inside({item["path"] for item in items})
-        if isinstance(answer, list):
-            return [item for item in answer if item["path"] in inside]
-        return answer if items and answer["path"] in inside else None
+        if tool == "selection":
+            sel = answer["selection"]
+            return answer if sel and sandbox.inside({sel["path"]}) else {"selection": None}
+        key = CONFINED[tool]
+        inside = sandbox.inside({item["path"] for item in answer[key]})
+        kept = [item for item in answer[key] if item["path"] in inside]
+        if tool == "diagnostics":
+            return {"files": kept, "total": sum(len(f["diagnostics"]) for f in kept)}
+        return {key: kept}
 
     async def _ask(self, session: Session, tool: str, arguments: JsonObject) -> Any:
         msg_id = f"editorTool-{uuid.uuid4().hex[:12]}"
@@ -219,11 +223,11 @@ class EditorTools:
         docs = self.server.workspace.text_documents
         if tool == "selection":
             if self.last_selection is None or self.last_selection[0] not in docs:
-                return None
+                return {"selection": None}
             uri, rng = self.last_selection
             doc = docs[uri]
             start, end = doc.offset_at_position(rng.start), doc.offset_at_position(rng.end)
-            return convert.selection(
+            sel = convert.selection(
                 {
                     "uri": uri,
                     "range": {
@@ -233,6 +237,7 @@ class EditorTools:
                     "text": doc.source[start:end],
                 }
             )
+            return {"selection": sel}
         active = self.last_selection[0] if self.last_selection else None
         editors = []
         for uri, doc in docs.items():

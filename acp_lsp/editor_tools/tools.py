@@ -40,20 +40,20 @@ TOOLS: Final[dict[str, tuple[str, JsonObject]]] = {
     "diagnostics": (
         "The errors, warnings and hints the user's editor currently shows (its language "
         "servers and linters), for one file or, without a path, for the whole workspace. "
-        "Each item: path, line, column, endLine, endColumn (1-based), severity "
-        "(error|warning|information|hint), source, code, message. Cheaper and fresher than "
-        "running a compiler or linter yourself.",
+        "Returns {files: [{path, diagnostics: [{line, column, endLine, endColumn (1-based), "
+        "severity (error|warning|information|hint), source, code, message}]}], total}. "
+        "Cheaper and fresher than running a compiler or linter yourself.",
         _obj({"path": _PATH}),
     ),
     "definition": (
         "Where the symbol at path:line:column is defined, as the editor's language server "
-        "resolves it. Returns a list of {path, line, column, endLine, endColumn}.",
+        "resolves it. Returns {locations: [{path, line, column, endLine, endColumn}]}.",
         _AT,
     ),
     "references": (
         "Every reference to the symbol at path:line:column, as the editor's language server "
-        "finds them (including the declaration). Returns a list of {path, line, column, "
-        "endLine, endColumn}.",
+        "finds them (including the declaration). Returns {locations: [{path, line, column, "
+        "endLine, endColumn}]}.",
         _AT,
     ),
     "hover": (
@@ -63,23 +63,23 @@ TOOLS: Final[dict[str, tuple[str, JsonObject]]] = {
     ),
     "documentSymbols": (
         "The outline of a file: its classes, functions, variables, ... as the editor's "
-        "language server sees them. Returns a flat list of {name, kind, line, column, "
-        "endLine, endColumn, containerName}.",
+        "language server sees them. Returns {symbols: [{name, kind, line, column, endLine, "
+        "endColumn, containerName}]}, a flat list (containerName names the parent).",
         _obj({"path": _PATH}, ["path"]),
     ),
     "workspaceSymbols": (
         "Search the workspace's symbols by name (fuzzy, as the editor's language servers do). "
-        "Returns a list of {name, kind, path, line, column, containerName}.",
+        "Returns {symbols: [{name, kind, path, line, column, containerName}]}.",
         _obj({"query": {"type": "string", "description": "Part of a symbol name."}}, ["query"]),
     ),
     "openEditors": (
-        "The files the user has open in the editor: {path, languageId, dirty (unsaved "
-        "changes), active (the one in front)}.",
+        "The files the user has open in the editor: {editors: [{path, languageId, dirty "
+        "(unsaved changes), active (the one in front)}]}.",
         _obj({}),
     ),
     "selection": (
-        "What the user has selected in the editor: {path, line, column, endLine, endColumn, "
-        "text}, or null when nothing is known.",
+        "What the user has selected in the editor: {selection: {path, line, column, endLine, "
+        "endColumn, text}}, or {selection: null} when nothing is known.",
         _obj({}),
     ),
     "openFile": (
@@ -109,5 +109,11 @@ BRIDGE_ONLY: Final = frozenset({"openFile"})
 BRIDGE_FALLBACK: Final = frozenset({"openEditors", "selection", "openFile"})
 # the tools that change something the user sees; the rest only read
 NO_TIMEOUT: Final = frozenset({"openDiff"})
-# answers that may name any file the editor knows: only the session's own folders' are kept
-CONFINED: Final = frozenset({"diagnostics", "workspaceSymbols", "openEditors", "selection"})
+# answers that may name any file the editor knows (by the key of their list of items with a
+# path): only the session's own folders' are kept
+CONFINED: Final = {
+    "diagnostics": "files",
+    "workspaceSymbols": "symbols",
+    "openEditors": "editors",
+    "selection": "selection",
+}

@@ -97,32 +97,37 @@ def test_answers_become_one_based_with_paths_and_names() -> None:
         ]
     }
     validate("acp/editorTool", "result", {"diagnostics": diagnostics["diagnostics"][:2]})
-    assert convert.from_lsp("diagnostics", diagnostics) == [
-        {
-            "path": "/ws/m.py",
-            "line": 1,
-            "column": 1,
-            "endLine": 1,
-            "endColumn": 2,
-            "severity": "error",
-            "code": 7,
-            "message": "e",
-        },
-        {
-            "path": "/ws/m.py",
-            "line": 2,
-            "column": 3,
-            "endLine": 2,
-            "endColumn": 4,
-            "severity": "hint",
-            "message": "h",
-        },
-    ]
+    other = "file:///ws/n.py"
+    diagnostics["diagnostics"].append(
+        {"uri": other, "range": rng(0, 0, 0, 1), "severity": 2, "message": "w"}
+    )
+    diag = {"line": 1, "column": 1, "endLine": 1, "endColumn": 2}
+    # grouped by file, the path once, in the editor's order
+    assert convert.from_lsp("diagnostics", diagnostics) == {
+        "files": [
+            {
+                "path": "/ws/m.py",
+                "diagnostics": [
+                    {**diag, "severity": "error", "code": 7, "message": "e"},
+                    {
+                        "line": 2,
+                        "column": 3,
+                        "endLine": 2,
+                        "endColumn": 4,
+                        "severity": "hint",
+                        "message": "h",
+                    },
+                ],
+            },
+            {"path": "/ws/n.py", "diagnostics": [{**diag, "severity": "warning", "message": "w"}]},
+        ],
+        "total": 3,
+    }
     # LocationLink (targetUri/targetSelectionRange) reads like a Location
     links = {"locations": [{"targetUri": uri, "targetSelectionRange": rng(4, 0, 4, 2)}]}
-    assert convert.from_lsp("definition", links) == [
-        {"path": "/ws/m.py", "line": 5, "column": 1, "endLine": 5, "endColumn": 3}
-    ]
+    assert convert.from_lsp("definition", links) == {
+        "locations": [{"path": "/ws/m.py", "line": 5, "column": 1, "endLine": 5, "endColumn": 3}]
+    }
     assert convert.from_lsp("hover", {"contents": {"kind": "markdown", "value": "**x**"}}) == {
         "text": "**x**"
     }
@@ -145,23 +150,23 @@ def test_answers_become_one_based_with_paths_and_names() -> None:
     }
     assert [
         (s["name"], s["kind"], s.get("containerName"))
-        for s in convert.from_lsp("documentSymbols", nested)
+        for s in convert.from_lsp("documentSymbols", nested)["symbols"]
     ] == [("A", "class", None), ("f", "function", "A"), ("x", "variable", "f")]
     # a WorkspaceSymbol may come without a range
     assert convert.from_lsp(
         "workspaceSymbols", {"symbols": [{"name": "A", "kind": 5, "location": {"uri": uri}}]}
-    ) == [{"name": "A", "kind": "class", "path": "/ws/m.py", "line": 1, "column": 1}]
+    ) == {"symbols": [{"name": "A", "kind": "class", "path": "/ws/m.py", "line": 1, "column": 1}]}
     assert convert.from_lsp("openDiff", {"answer": "bogus"}) == {"answer": "reject"}
 
 
 @pytest.mark.parametrize(
     ("tool", "empty"),
     [
-        ("diagnostics", []),
-        ("definition", []),
-        ("documentSymbols", []),
-        ("openEditors", []),
-        ("selection", None),
+        ("diagnostics", {"files": [], "total": 0}),
+        ("definition", {"locations": []}),
+        ("documentSymbols", {"symbols": []}),
+        ("openEditors", {"editors": []}),
+        ("selection", {"selection": None}),
         ("hover", {"text": ""}),
         ("openDiff", {"answer": "reject"}),
     ],
