@@ -139,8 +139,8 @@ async def call(url: str, tool: str, args: JsonObject | None = None) -> tuple[boo
     if result.is_error:
         return True, text
     value = json.loads(text)
-    structured = result.structured_content
-    assert structured == (value if isinstance(value, dict) else None)
+    # an object, and the same as structuredContent (Gemini CLI refuses anything else)
+    assert isinstance(value, dict) and result.structured_content == value
     return False, value
 
 
@@ -215,32 +215,45 @@ async def test_an_editor_answers_every_tool_in_lsp_terms_the_agent_gets_mcp_term
             "diagnostics": (
                 {"path": "src/main.py"},
                 {"uri": uri},
-                [
-                    {
-                        "path": here,
-                        "line": 2,
-                        "column": 5,
-                        "endLine": 2,
-                        "endColumn": 11,
-                        "severity": "warning",
-                        "source": "pyright",
-                        "code": "reportX",
-                        "message": "something odd",
-                    }
-                ],
+                {
+                    "files": [
+                        {
+                            "path": here,
+                            "diagnostics": [
+                                {
+                                    "line": 2,
+                                    "column": 5,
+                                    "endLine": 2,
+                                    "endColumn": 11,
+                                    "severity": "warning",
+                                    "source": "pyright",
+                                    "code": "reportX",
+                                    "message": "something odd",
+                                }
+                            ],
+                        }
+                    ],
+                    "total": 1,
+                },
             ),
             "definition": (
                 {"path": here, "line": 2, "column": 12},
                 {"uri": uri, "position": {"line": 1, "character": 11}},
-                [{"path": here, "line": 1, "column": 5, "endLine": 1, "endColumn": 10}],
+                {
+                    "locations": [
+                        {"path": here, "line": 1, "column": 5, "endLine": 1, "endColumn": 10}
+                    ]
+                },
             ),
             "references": (
                 {"path": here, "line": 1, "column": 5},
                 {"uri": uri, "position": {"line": 0, "character": 4}},
-                [
-                    {"path": here, "line": 1, "column": 5, "endLine": 1, "endColumn": 10},
-                    {"path": here, "line": 6, "column": 1, "endLine": 6, "endColumn": 6},
-                ],
+                {
+                    "locations": [
+                        {"path": here, "line": 1, "column": 5, "endLine": 1, "endColumn": 10},
+                        {"path": here, "line": 6, "column": 1, "endLine": 6, "endColumn": 6},
+                    ]
+                },
             ),
             "hover": (
                 {"path": here, "line": 1},
@@ -250,40 +263,59 @@ async def test_an_editor_answers_every_tool_in_lsp_terms_the_agent_gets_mcp_term
             "documentSymbols": (
                 {"path": here},
                 {"uri": uri},
-                [
-                    {
-                        "name": "Greeter",
-                        "kind": "class",
-                        "line": 1,
-                        "column": 1,
-                        "endLine": 4,
-                        "endColumn": 1,
-                    },
-                    {
-                        "name": "greet",
-                        "kind": "method",
-                        "line": 2,
-                        "column": 5,
-                        "endLine": 3,
-                        "endColumn": 1,
-                        "containerName": "Greeter",
-                    },
-                ],
+                {
+                    "symbols": [
+                        {
+                            "name": "Greeter",
+                            "kind": "class",
+                            "line": 1,
+                            "column": 1,
+                            "endLine": 4,
+                            "endColumn": 1,
+                        },
+                        {
+                            "name": "greet",
+                            "kind": "method",
+                            "line": 2,
+                            "column": 5,
+                            "endLine": 3,
+                            "endColumn": 1,
+                            "containerName": "Greeter",
+                        },
+                    ]
+                },
             ),
             "workspaceSymbols": (
                 {"query": "gre"},
                 {"query": "gre"},
-                [{"name": "greet", "kind": "function", "path": here, "line": 1, "column": 5}],
+                {
+                    "symbols": [
+                        {"name": "greet", "kind": "function", "path": here, "line": 1, "column": 5}
+                    ]
+                },
             ),
             "openEditors": (
                 {},
                 {},
-                [{"path": here, "languageId": "python", "dirty": True, "active": True}],
+                {
+                    "editors": [
+                        {"path": here, "languageId": "python", "dirty": True, "active": True}
+                    ]
+                },
             ),
             "selection": (
                 {},
                 {},
-                {"path": here, "line": 1, "column": 1, "endLine": 1, "endColumn": 4, "text": "def"},
+                {
+                    "selection": {
+                        "path": here,
+                        "line": 1,
+                        "column": 1,
+                        "endLine": 1,
+                        "endColumn": 4,
+                        "text": "def",
+                    }
+                },
             ),
             "openDiff": (
                 {"path": here, "newText": "x = 1\n", "title": "Rename"},
@@ -322,7 +354,8 @@ async def test_a_plain_editor_gets_what_the_bridge_knows_and_a_clear_error_for_t
         notes.write_text("alpha\nbeta gamma\n", encoding="utf-8")
         editor.open(notes)
         uri = from_fs_path(str(notes))
-        assert await call(url, "selection") == (False, None)  # nothing asked about yet
+        # nothing asked about yet
+        assert await call(url, "selection") == (False, {"selection": None})
 
         editor.type_text(notes, "alpha\nbeta gamma delta\n")
         await editor.text_document_code_action_async(
@@ -338,17 +371,23 @@ async def test_a_plain_editor_gets_what_the_bridge_knows_and_a_clear_error_for_t
         assert await call(url, "selection") == (
             False,
             {
-                "path": str(notes),
-                "line": 2,
-                "column": 6,
-                "endLine": 2,
-                "endColumn": 11,
-                "text": "gamma",
+                "selection": {
+                    "path": str(notes),
+                    "line": 2,
+                    "column": 6,
+                    "endLine": 2,
+                    "endColumn": 11,
+                    "text": "gamma",
+                }
             },
         )
         assert await call(url, "openEditors") == (
             False,
-            [{"path": str(notes), "languageId": "plaintext", "dirty": True, "active": True}],
+            {
+                "editors": [
+                    {"path": str(notes), "languageId": "plaintext", "dirty": True, "active": True}
+                ]
+            },
         )
         assert await call(url, "openFile", {"path": str(notes)}) == (False, {"shown": True})
         assert tools.shown[-1].take_focus is False
@@ -422,7 +461,10 @@ async def test_paths_outside_the_workspace_and_wrong_tokens_are_refused(
             failed, message = await call(url, "definition", {"path": path, "line": 1})
             assert failed and "is outside the workspace" in message, message
         assert tools.requests == []
-        assert await call(url, "definition", {"path": "README.md", "line": 1}) == (False, [])
+        assert await call(url, "definition", {"path": "README.md", "line": 1}) == (
+            False,
+            {"locations": []},
+        )
 
         assert await status_of(url) == 200
         assert await status_of(url.rsplit("/", 1)[0] + "/not-the-token") == 404
@@ -479,13 +521,17 @@ async def test_workspace_wide_answers_list_only_the_session_s_own_files(
         url = editor_url(log)
         everything = [str(own), str(other), str(link), "untitled:Untitled-1"]
         expected = everything if allow_outside else [str(own)]
-        for tool, args in [("diagnostics", {}), ("workspaceSymbols", {"query": "K"})]:
+        failed, answer = await call(url, "diagnostics")
+        assert not failed and [item["path"] for item in answer["files"]] == expected
+        assert answer["total"] == len(expected)
+        for tool, args, key in [
+            ("workspaceSymbols", {"query": "K"}, "symbols"),
+            ("openEditors", {}, "editors"),
+        ]:
             failed, answer = await call(url, tool, args)
-            assert not failed and [item["path"] for item in answer] == expected, tool
-        failed, answer = await call(url, "openEditors")
-        assert not failed and [item["path"] for item in answer] == expected
-        failed, selection = await call(url, "selection")
-        assert not failed and (selection is not None) is allow_outside
+            assert not failed and [item["path"] for item in answer[key]] == expected, tool
+        failed, answer = await call(url, "selection")
+        assert not failed and (answer["selection"] is not None) is allow_outside
     finally:
         await editor.shutdown_session()
 
@@ -511,8 +557,8 @@ async def test_each_session_has_its_own_url_for_as_long_as_it_lives(
         fork = (await editor.acp("acp/forkSession", {"sessionId": first}))["sessionId"]
         fork_url = editor_url(log, "session/fork")
         assert fork_url != url
-        assert await call(fork_url, "selection") == (False, None)
-        assert await call(url, "selection") == (False, None)
+        assert await call(fork_url, "selection") == (False, {"selection": None})
+        assert await call(url, "selection") == (False, {"selection": None})
         assert [r["sessionId"] for r in tools.requests] == [fork, first]
 
         await editor.acp("acp/closeSession", {"sessionId": first})
@@ -522,7 +568,7 @@ async def test_each_session_has_its_own_url_for_as_long_as_it_lives(
         (method,) = {m["method"] for m in read_log(log)} & {"session/load", "session/resume"}
         loaded_url = editor_url(log, method)
         assert loaded_url not in (url, fork_url)
-        assert await call(loaded_url, "selection") == (False, None)
+        assert await call(loaded_url, "selection") == (False, {"selection": None})
         assert tools.requests[-1]["sessionId"] == first
     finally:
         await editor.shutdown_session()
@@ -596,7 +642,7 @@ async def test_the_editor_server_is_on_by_default(tmp_path: Path, workspace: Pat
     )
     try:
         await editor.new_session()
-        assert await call(editor_url(log), "selection") == (False, None)
+        assert await call(editor_url(log), "selection") == (False, {"selection": None})
     finally:
         await editor.shutdown_session()
 
@@ -717,18 +763,19 @@ async def test_claude_s_model_gets_the_editor_s_diagnostics(
         assert not answer.get("is_error")
         content = answer["content"]
         text = content if isinstance(content, str) else content[0]["text"]
-        assert json.loads(text) == [
-            {
-                "path": str(ws / "greet.py"),
-                "line": 2,
-                "column": 12,
-                "endLine": 2,
-                "endColumn": 15,
-                "severity": "error",
-                "source": "pyright",
-                "message": '"nam" is not defined',
-            }
-        ]
+        diagnostic = {
+            "line": 2,
+            "column": 12,
+            "endLine": 2,
+            "endColumn": 15,
+            "severity": "error",
+            "source": "pyright",
+            "message": '"nam" is not defined',
+        }
+        assert json.loads(text) == {
+            "files": [{"path": str(ws / "greet.py"), "diagnostics": [diagnostic]}],
+            "total": 1,
+        }
         call_ = next(c for c in tool_calls(editor, sid) if c["title"] == "mcp__editor__diagnostics")
         assert call_["status"] == "completed"
         assert texts(editor, sid)[-1].endswith("`nam` is undefined.")
