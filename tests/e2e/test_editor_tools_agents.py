@@ -66,22 +66,22 @@ def answers(greet: str) -> dict[str, Any]:
     }
 
 
-def expected(ws: Path) -> tuple[list[JsonObject], list[JsonObject]]:
+def expected(ws: Path) -> tuple[JsonObject, JsonObject]:
     """The same answers as the agent gets them (MCP terms: paths, 1-based columns)."""
     path = str(ws / "greet.py")
-    diagnostics = [
-        {
-            "path": path,
-            "line": 2,
-            "column": 12,
-            "endLine": 2,
-            "endColumn": 15,
-            "severity": "error",
-            "source": "pyright",
-            "message": '"nam" is not defined',
-        }
-    ]
-    definition = [{"path": path, "line": 1, "column": 5, "endLine": 1, "endColumn": 10}]
+    diagnostic = {
+        "line": 2,
+        "column": 12,
+        "endLine": 2,
+        "endColumn": 15,
+        "severity": "error",
+        "source": "pyright",
+        "message": '"nam" is not defined',
+    }
+    diagnostics = {"files": [{"path": path, "diagnostics": [diagnostic]}], "total": 1}
+    definition = {
+        "locations": [{"path": path, "line": 1, "column": 5, "endLine": 1, "endColumn": 10}]
+    }
     return diagnostics, definition
 
 
@@ -189,10 +189,6 @@ async def test_qwen_s_model_gets_the_editor_s_diagnostics_and_definition(
 # -- Gemini CLI ------------------------------------------------------------------------------
 
 TRUSTED = {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
-# Gemini CLI 0.61 fills a missing structuredContent with the JSON of a result's first text and
-# then rejects it unless it is an object: the editor's list answers reach its model as an
-# error naming it (docs/agents.md)
-STRUCTURED_ERROR = "structuredContent"
 
 
 def gemini_offered(model: ModelServer) -> set[str]:
@@ -212,7 +208,14 @@ def gemini_tool_results(model: ModelServer) -> dict[str, Any]:
     }
 
 
-async def test_gemini_s_model_gets_the_editor_s_answers_in_a_trusted_folder_lists_fail(
+def gemini_output(response: JsonObject) -> Any:
+    """The JSON answer inside Gemini CLI's wrapping of what an MCP server says."""
+    output = response["output"]
+    assert output.startswith("<untrusted_context>\n"), response
+    return json.loads(output.removeprefix("<untrusted_context>").split("</")[0])
+
+
+async def test_gemini_s_model_gets_the_editor_s_answers_lists_too_in_a_trusted_folder(
     tmp_path: Path, model: ModelServer
 ) -> None:
     ws, greet, main = workspace(tmp_path)
@@ -233,17 +236,15 @@ async def test_gemini_s_model_gets_the_editor_s_answers_in_a_trusted_folder_list
         hover = {**asked[1], "tool": "hover"}
         assert tools.requests == [*asked, hover]
         results = gemini_tool_results(model)
-        # an object answer reaches the model (Gemini wraps what an MCP server says)
-        output = results["mcp_editor_hover"]["output"]
-        assert output.startswith("<untrusted_context>\n")
-        assert json.loads(output.removeprefix("<untrusted_context>").split("</")[0]) == {
-            "text": HOVER
-        }
-        for name in ("mcp_editor_diagnostics", "mcp_editor_definition"):
-            assert STRUCTURED_ERROR in results[name]["error"]
+        # every answer is an object, so Gemini CLI's MCP client takes the lists too (it
+        # refuses a list or null as structuredContent, which it fills from the text)
+        diagnostics, definition = expected(ws)
+        assert gemini_output(results["mcp_editor_diagnostics"]) == diagnostics
+        assert gemini_output(results["mcp_editor_definition"]) == definition
+        assert gemini_output(results["mcp_editor_hover"]) == {"text": HOVER}
         assert [(c["title"].split()[0], c["status"]) for c in tool_calls(editor, sid)] == [
-            ("diagnostics", "failed"),
-            ("definition", "failed"),
+            ("diagnostics", "completed"),
+            ("definition", "completed"),
             ("hover", "completed"),
         ]
 
