@@ -535,9 +535,10 @@ def test_an_agent_gets_neovims_answers_through_the_bridge(py: Editor, bridged: s
     py.wait("#vim.diagnostic.get(vim.fn.bufnr(a[1])) > 0", str(main))
     is_error, found = mcp_call(url, "diagnostics", {"path": "main.py"})
     assert not is_error, found
-    (f401,) = [d for d in found if d.get("code") == "F401"]
-    assert (f401["path"], f401["line"], f401["column"], f401["severity"], f401["source"]) == (
-        str(main),
+    (file,) = found["files"]
+    assert file["path"] == str(main) and found["total"] == len(file["diagnostics"])
+    (f401,) = [d for d in file["diagnostics"] if d.get("code") == "F401"]
+    assert (f401["line"], f401["column"], f401["severity"], f401["source"]) == (
         1,
         8,
         "warning",
@@ -547,7 +548,7 @@ def test_an_agent_gets_neovims_answers_through_the_bridge(py: Editor, bridged: s
     # `helper` on line 5 (1-based; column 14 = byte 13 + 1 in Neovim's UTF-8)
     is_error, found = mcp_call(url, "definition", {"path": str(main), "line": 5, "column": 14})
     assert not is_error, found
-    assert [(d["path"], d["line"], d["column"]) for d in found] == [(str(util), 1, 5)]
+    assert [(d["path"], d["line"], d["column"]) for d in found["locations"]] == [(str(util), 1, 5)]
 
     # openDiff waits for the user, who keeps the proposal with ga.
     with ThreadPoolExecutor(1) as pool:
