@@ -146,10 +146,11 @@ def test_claude_s_model_gets_ruff_jedi_and_the_user_s_diff_answers_from_neovim(
     ]
     results = [result for _, result in calls]
     # ruff's real diagnostics, as Neovim shows them
-    diagnostics = answer(results[1])
+    (file,) = answer(results[1])["files"]
+    assert file["path"] == str(main)
+    diagnostics = file["diagnostics"]
     (f401,) = [d for d in diagnostics if d.get("code") == "F401"]
     assert f401 == {
-        "path": str(main),
         "line": 1,
         "column": 8,
         "endLine": 1,
@@ -164,15 +165,16 @@ def test_claude_s_model_gets_ruff_jedi_and_the_user_s_diff_answers_from_neovim(
         (d["code"], d["message"]) for d in shown
     )
     # jedi's definition, in the other file
-    assert answer(results[2]) == [
-        {"path": str(util), "line": 1, "column": 5, "endLine": 1, "endColumn": 11}
-    ]
+    assert answer(results[2]) == {
+        "locations": [{"path": str(util), "line": 1, "column": 5, "endLine": 1, "endColumn": 11}]
+    }
     hover = answer(results[3])["text"]
     assert "helper(x)" in hover and "Double x." in hover
-    spots = sorted((r["path"], r["line"], r["column"]) for r in answer(results[4]))
+    spots = sorted((r["path"], r["line"], r["column"]) for r in answer(results[4])["locations"])
     assert spots == [(str(main), 3, 22), (str(main), 5, 13), (str(util), 1, 5)]
     outline = [
-        (s["name"], s["kind"], s["line"], s.get("containerName")) for s in answer(results[5])
+        (s["name"], s["kind"], s["line"], s.get("containerName"))
+        for s in answer(results[5])["symbols"]
     ]
     assert ("helper", "function", 1, None) in outline
     assert ("Greeter", "class", 6, None) in outline
@@ -244,7 +246,7 @@ def test_in_claude_s_manual_mode_only_open_diff_asks_the_user_and_a_refused_one_
         "mcp__editor__diagnostics",
         "mcp__editor__openDiff",
     ]
-    diagnostics = answer(calls[1][1])
-    assert [d["code"] for d in diagnostics if d.get("source") == "Ruff"] == ["F401"]
+    (file,) = answer(calls[1][1])["files"]
+    assert [d["code"] for d in file["diagnostics"] if d.get("source") == "Ruff"] == ["F401"]
     refused = calls[2][1]
     assert refused.get("is_error") and "refused permission" in text_of(refused)
