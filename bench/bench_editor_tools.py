@@ -194,7 +194,7 @@ async def _raw_calls(
                 out.append((time.perf_counter() - start) * 1000)
             size = length
             text = answer["result"]["content"][0]["text"]
-            assert len(json.loads(text)) == items, text[:200]
+            assert json.loads(text)["total"] == items, text[:200]
         server_cpu = (_cpu_ms(server) - cpu[0]) / calls
         own_cpu = (time.process_time() * 1000 - cpu[1]) / calls
     finally:

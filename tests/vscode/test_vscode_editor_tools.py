@@ -301,10 +301,10 @@ def test_what_the_user_sees(flow: dict[str, Any], name: str) -> None:
 
 @pytest.mark.timeout(600)
 def test_the_model_gets_ruff_s_diagnostic_from_vs_code(flow: dict[str, Any]) -> None:
-    diagnostics = _answer(flow, "diagnostics")
-    (unused,) = [d for d in diagnostics if d.get("code") == "F401"]
+    answer = _answer(flow, "diagnostics")
+    (file,) = [f for f in answer["files"] if f["path"] == str(flow["ws"] / "main.py")]
+    (unused,) = [d for d in file["diagnostics"] if d.get("code") == "F401"]
     assert unused == {
-        "path": str(flow["ws"] / "main.py"),
         "line": 1,
         "column": 8,
         "endLine": 1,
@@ -321,40 +321,43 @@ def test_the_model_gets_ruff_s_diagnostic_from_vs_code(flow: dict[str, Any]) -> 
 def test_a_file_no_editor_shows_is_opened_for_its_push_diagnostics(flow: dict[str, Any]) -> None:
     """jedi pushes its syntax errors when a file opens; ruff, which VS Code's language client
     pulls diagnostics from for the files shown in editors only, says nothing here."""
-    diagnostics = _answer(flow, "diagnostics", 1)
-    assert diagnostics, diagnostics
-    assert {(d["path"], d["line"], d["severity"]) for d in diagnostics} == {
-        (str(flow["ws"] / "unopened.py"), 1, "error")
-    }
+    answer = _answer(flow, "diagnostics", 1)
+    (file,) = answer["files"]
+    assert file["path"] == str(flow["ws"] / "unopened.py")
+    diagnostics = file["diagnostics"]
+    assert answer["total"] == len(diagnostics)
+    assert {(d["line"], d["severity"]) for d in diagnostics} == {(1, "error")}
     assert {d.get("source") for d in diagnostics} == {"compile"}, diagnostics  # jedi's name for it
 
 
 @pytest.mark.timeout(600)
 def test_the_model_gets_jedi_s_definition_in_another_file(flow: dict[str, Any]) -> None:
-    assert _answer(flow, "definition") == [
-        {
-            "path": str(flow["ws"] / "pkg" / "util.py"),
-            "line": 1,
-            "column": 5,
-            "endLine": 1,
-            "endColumn": 11,
-        }
-    ]
+    assert _answer(flow, "definition") == {
+        "locations": [
+            {
+                "path": str(flow["ws"] / "pkg" / "util.py"),
+                "line": 1,
+                "column": 5,
+                "endLine": 1,
+                "endColumn": 11,
+            }
+        ]
+    }
 
 
 @pytest.mark.timeout(600)
 def test_the_model_gets_jedi_s_references_hover_and_symbols(flow: dict[str, Any]) -> None:
     ws = flow["ws"]
-    where = {(r["path"], r["line"]) for r in _answer(flow, "references")}
+    where = {(r["path"], r["line"]) for r in _answer(flow, "references")["locations"]}
     assert where == {
         (str(ws / "pkg" / "util.py"), 1),
         (str(ws / "main.py"), 3),
         (str(ws / "main.py"), 5),
     }
     assert "Double x." in _answer(flow, "hover")["text"]
-    (symbol,) = _answer(flow, "documentSymbols")
+    (symbol,) = _answer(flow, "documentSymbols")["symbols"]
     assert (symbol["name"], symbol["kind"], symbol["line"]) == ("helper", "function", 1)
-    found = _answer(flow, "workspaceSymbols")
+    found = _answer(flow, "workspaceSymbols")["symbols"]
     assert any(s["name"] == "helper" and s["path"] == str(ws / "pkg" / "util.py") for s in found), (
         found
     )
@@ -363,16 +366,18 @@ def test_the_model_gets_jedi_s_references_hover_and_symbols(flow: dict[str, Any]
 @pytest.mark.timeout(600)
 def test_the_model_gets_the_open_editors_and_the_selection(flow: dict[str, Any]) -> None:
     main = str(flow["ws"] / "main.py")
-    assert _answer(flow, "openEditors") == [
-        {"path": main, "languageId": "python", "dirty": False, "active": True}
-    ]
+    assert _answer(flow, "openEditors") == {
+        "editors": [{"path": main, "languageId": "python", "dirty": False, "active": True}]
+    }
     assert _answer(flow, "selection") == {
-        "path": main,
-        "line": 5,
-        "column": 7,
-        "endLine": 5,
-        "endColumn": 13,
-        "text": "helper",
+        "selection": {
+            "path": main,
+            "line": 5,
+            "column": 7,
+            "endLine": 5,
+            "endColumn": 13,
+            "text": "helper",
+        }
     }
 
 
