@@ -111,6 +111,33 @@ def _items(result: Any, key: str) -> list[JsonObject]:
     return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
 
 
+# Claude Code shows its model at most 25,000 tokens of an MCP answer (MAX_MCP_OUTPUT_TOKENS);
+# 500 diagnostics are ~50 KB: the worst first, and the model asks per file for the rest.
+MAX_DIAGNOSTICS = 500
+_RANK = {"error": 0, "warning": 1, "information": 2, "hint": 3}
+
+
+def cap_diagnostics(files: list[JsonObject], limit: int = MAX_DIAGNOSTICS) -> JsonObject:
+    """{files, total} with at most `limit` diagnostics, errors first (then the editor's
+    order), and `truncated`: how many were left out."""
+    total = sum(len(f["diagnostics"]) for f in files)
+    if total <= limit:
+        return {"files": files, "total": total}
+    ranked = sorted(
+        (_RANK.get(d["severity"], 0), i, j)
+        for i, f in enumerate(files)
+        for j, d in enumerate(f["diagnostics"])
+    )[:limit]
+    kept: dict[int, list[int]] = {}
+    for _, i, j in sorted(ranked, key=lambda r: (r[1], r[2])):
+        kept.setdefault(i, []).append(j)
+    out = [
+        {"path": files[i]["path"], "diagnostics": [files[i]["diagnostics"][j] for j in js]}
+        for i, js in kept.items()
+    ]
+    return {"files": out, "total": total, "truncated": total - limit}
+
+
 def _diagnostics(result: Any) -> JsonObject:
     """Grouped by file, the path once: a workspace's 10,000 items are the hot path."""
     by_uri: dict[str, list[JsonObject]] = {}

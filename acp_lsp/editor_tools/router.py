@@ -187,7 +187,7 @@ class EditorTools:
             return answer
         sandbox = self.server.editor.sandbox(session)
         if sandbox.allow_outside:
-            return answer
+            return convert.cap_diagnostics(answer["files"]) if tool == "diagnostics" else answer
         if tool == "selection":
             sel = answer["selection"]
             return answer if sel and sandbox.inside({sel["path"]}) else {"selection": None}
@@ -195,7 +195,7 @@ class EditorTools:
         inside = sandbox.inside({item["path"] for item in answer[key]})
         kept = [item for item in answer[key] if item["path"] in inside]
         if tool == "diagnostics":
-            return {"files": kept, "total": sum(len(f["diagnostics"]) for f in kept)}
+            return convert.cap_diagnostics(kept)
         return {key: kept}
 
     async def _ask(self, session: Session, tool: str, arguments: JsonObject) -> Any:

@@ -41,7 +41,8 @@ TOOLS: Final[dict[str, tuple[str, JsonObject]]] = {
         "The errors, warnings and hints the user's editor currently shows (its language "
         "servers and linters), for one file or, without a path, for the whole workspace. "
         "Returns {files: [{path, diagnostics: [{line, column, endLine, endColumn (1-based), "
-        "severity (error|warning|information|hint), source, code, message}]}], total}. "
+        "severity (error|warning|information|hint), source, code, message}]}], total}; "
+        "at most 500, errors first, with truncated: how many more (ask per file for them). "
         "Cheaper and fresher than running a compiler or linter yourself.",
         _obj({"path": _PATH}),
     ),

@@ -184,3 +184,35 @@ def test_paths_are_confined_like_fs_requests(tmp_path: Path) -> None:
     for path in (str(tmp_path / "x.py"), str(ws / ".." / "x.py"), str(ws / "link" / "x.py")):
         with pytest.raises(Exception, match="outside the workspace"):
             convert.to_lsp("definition", {"path": path, "line": 1}, resolve)
+
+
+def test_a_workspace_s_diagnostics_are_capped_errors_first_in_the_editor_s_order() -> None:
+    """Claude Code shows its model at most 25,000 tokens of an MCP answer: 10,000 diagnostics
+    (~600,000) would be cut blindly, so the bridge keeps the worst 500 and says how many more."""
+    severities = ["hint", "warning", "error", "information"]
+    files = [
+        {
+            "path": f"/ws/f{i}.py",
+            "diagnostics": [
+                {"line": j + 1, "severity": severities[(i + j) % 4], "message": f"{i}:{j}"}
+                for j in range(10)
+            ],
+        }
+        for i in range(100)
+    ]
+    answer = convert.cap_diagnostics(files, limit=300)
+    kept = [d for f in answer["files"] for d in f["diagnostics"]]
+    assert answer["total"] == 1000 and answer["truncated"] == 700 and len(kept) == 300
+    # all 250 errors, then the first 50 warnings in the editor's order
+    assert sum(d["severity"] == "error" for d in kept) == 250
+    warnings = [d["message"] for d in kept if d["severity"] == "warning"]
+    every_warning = [
+        d["message"] for f in files for d in f["diagnostics"] if d["severity"] == "warning"
+    ]
+    assert warnings == every_warning[:50]
+    assert [f["path"] for f in answer["files"]] == sorted(
+        {f["path"] for f in answer["files"]}, key=lambda p: int(p[5:-3])
+    )
+    assert all(f["diagnostics"] for f in answer["files"])
+    small = convert.cap_diagnostics(files[:2], limit=300)
+    assert small == {"files": files[:2], "total": 20}
