@@ -86,6 +86,9 @@ def serve(args: argparse.Namespace) -> int:
         # stdin closed, or exit (pygls swallows its code): no agent or terminal outlives the
         # server, and the history is complete
         end.finish()
+    # os._exit, as for a signal: a thread may outlive the loop (a stdin read that never
+    # returns, the editor tools endpoint's), and Python would wait for it at exit
+    end.exit_now()
     return end.code
 
 
