@@ -21,8 +21,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -74,10 +72,6 @@ def two_turns(root: Path) -> Script:
             ],
         ],
     )
-
-
-def _text(value: bytes | str | None) -> str:
-    return value.decode(errors="replace") if isinstance(value, bytes) else (value or "")
 
 
 @pytest.fixture(scope="module", params=sorted(AGENTS))
@@ -133,28 +127,10 @@ def flow(
                     "ACP_LSP_MODE": AGENTS[name] or "",
                 }
             )
-            node = shutil.which("node", path=env["PATH"])
-            assert node is not None
-            try:
-                result = subprocess.run(
-                    [node, str(DRIVER)],
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    timeout=420,
-                    check=False,
-                )
-                out, err = result.stdout, result.stderr
-            except subprocess.TimeoutExpired as exc:
-                out, err = _text(exc.stdout), f"driver timed out\n{_text(exc.stderr)}"
-            checks: dict[str, dict[str, Any]] = {}
-            for line in out.splitlines():
-                if line.startswith("{"):
-                    item = json.loads(line)
-                    checks[item["name"]] = item
+            run = tools.run_driver(DRIVER, env, timeout=420)
             yield {
-                "checks": checks,
-                "output": f"{out}\n{err}\n--- code-server log ---\n{server.log_tail()}",
+                "checks": run.checks,
+                "output": f"{run.stdout}\n{run.stderr}\n--- code-server log ---\n{server.log_tail()}",
                 "requests": [r.kind for r in model.requests],
             }
         finally:
@@ -164,13 +140,7 @@ def flow(
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("name", [n for n in CHECKS if n != "flow"])
 def test_agent_in_vscode(flow: dict[str, Any], name: str) -> None:
-    check = flow["checks"].get(name)
-    failure = flow["checks"].get("flow")
-    assert check is not None, (
-        f"the flow stopped before this check: {failure['detail'] if failure else ''}\n"
-        f"{flow['output']}"
-    )
-    assert check["ok"], check["detail"]
+    tools.assert_check(flow["checks"], name, flow["output"])
 
 
 @pytest.mark.timeout(600)
