@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
@@ -14,7 +15,9 @@ from typing import TYPE_CHECKING
 from acp_lsp import __version__
 
 if TYPE_CHECKING:
+    from acp_lsp.features.lifecycle import Ending
     from acp_lsp.secret_store import SecretStore
+    from acp_lsp.server import AcpLanguageServer
 
 
 class RedactSecrets(logging.Filter):
@@ -59,6 +62,34 @@ def _drop_answered_errors(record: logging.LogRecord) -> bool:
     return not isinstance(exc, JsonRpcException)
 
 
+def _start_io(server: AcpLanguageServer, end: Ending) -> None:
+    """pygls's ``start_io``, except that when stdin closes the end runs at once, on the loop.
+    ``asyncio.run`` would first cancel every task and wait for them all, and a task whose
+    cleanup waits for an agent that ignores SIGTERM would wait forever: the SIGKILL comes
+    from the end (seen in CI: the server outlived its editor)."""
+    import asyncio
+    import threading
+
+    from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+
+    stop = server._stop_event = threading.Event()
+    reader = StdinAsyncReader(sys.stdin.buffer, server.thread_pool)
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+
+    async def run() -> None:
+        await run_async(
+            stop_event=stop,
+            reader=reader,
+            protocol=server.protocol,
+            logger=logging.getLogger("pygls.server"),
+            error_handler=server.report_server_error,
+        )
+        end.exit_now()
+
+    with contextlib.suppress(BrokenPipeError, KeyboardInterrupt, SystemExit):
+        asyncio.run(run())
+
+
 def serve(args: argparse.Namespace) -> int:
     from acp_lsp.app import create_server
     from acp_lsp.features.lifecycle import ending
@@ -81,7 +112,7 @@ def serve(args: argparse.Namespace) -> int:
             host, _, port = args.tcp.rpartition(":")
             server.start_tcp(host or "127.0.0.1", int(port))
         else:
-            server.start_io()
+            _start_io(server, end)
     finally:
         # stdin closed, or exit (pygls swallows its code): no agent or terminal outlives the
         # server, and the history is complete
