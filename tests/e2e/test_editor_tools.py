@@ -214,7 +214,7 @@ async def test_an_editor_answers_every_tool_in_lsp_terms_the_agent_gets_mcp_term
             # tool: (MCP arguments, acp/editorTool arguments, MCP answer)
             "diagnostics": (
                 {"path": "src/main.py"},
-                {"uri": uri},
+                {"uri": uri, "limit": 500},
                 {
                     "files": [
                         {
@@ -506,7 +506,7 @@ async def test_workspace_wide_answers_list_only_the_session_s_own_files(
         },
         "selection": {"selection": {"uri": uris[1], "range": rng(0, 0, 0, 3), "text": "KEY"}},
     }
-    editor, _tools, log = await start(
+    editor, tools, log = await start(
         tmp_path,
         workspace,
         declared=list(answers),
@@ -524,6 +524,11 @@ async def test_workspace_wide_answers_list_only_the_session_s_own_files(
         failed, answer = await call(url, "diagnostics")
         assert not failed and [item["path"] for item in answer["files"]] == expected
         assert answer["total"] == len(expected)
+        # the editor may cut its answer itself: to the worst 500, and to the session's folders
+        (asked,) = [r["arguments"] for r in tools.requests if r["tool"] == "diagnostics"]
+        assert asked["limit"] == 500
+        assert ("folders" in asked) is not allow_outside
+        assert str(workspace) in asked.get("folders", [str(workspace)])
         for tool, args, key in [
             ("workspaceSymbols", {"query": "K"}, "symbols"),
             ("openEditors", {}, "editors"),

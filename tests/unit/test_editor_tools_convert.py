@@ -216,3 +216,23 @@ def test_a_workspace_s_diagnostics_are_capped_errors_first_in_the_editor_s_order
     assert all(f["diagnostics"] for f in answer["files"])
     small = convert.cap_diagnostics(files[:2], limit=300)
     assert small == {"files": files[:2], "total": 20}
+
+
+def test_an_editor_s_cut_answer_keeps_its_count_of_what_it_left_out() -> None:
+    """An editor that honoured acp/editorTool's ``limit`` says how many it had: the agent
+    still learns how many more there are."""
+    span = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
+    items = [
+        {"uri": f"file:///ws/f{i}.py", "range": span, "severity": 1, "message": str(i)}
+        for i in range(3)
+    ]
+    answer = convert.from_lsp("diagnostics", {"diagnostics": items, "total": 1200})
+    assert answer["total"] == 1200
+    capped = convert.cap_diagnostics(answer["files"], answer["total"], limit=500)
+    assert capped["total"] == 1200 and capped["truncated"] == 1197
+    assert sum(len(f["diagnostics"]) for f in capped["files"]) == 3
+    # a count below what was sent, or not a number, is not believed
+    for wrong in (1, "9", True, None):
+        got = convert.from_lsp("diagnostics", {"diagnostics": items, "total": wrong})
+        assert got["total"] == 3
+        assert "truncated" not in convert.cap_diagnostics(got["files"], got["total"])
