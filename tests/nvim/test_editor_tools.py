@@ -213,6 +213,45 @@ def test_diagnostics_are_ruffs_for_the_open_file_and_none_for_a_closed_one(py: E
     assert "not open" in closed["note"]
 
 
+MANY = """
+local ns = vim.api.nvim_create_namespace('acp-test-many')
+for _, spec in ipairs({ ... }) do
+  local path, count = spec[1], spec[2]
+  vim.fn.writefile(vim.fn['repeat']({ 'x = 1' }, count), path)
+  local buf = vim.fn.bufadd(path)
+  vim.fn.bufload(buf)
+  local items = {}
+  for i = 0, count - 1 do
+    items[#items + 1] = { lnum = i, col = 0, severity = 4 - i % 4, message = spec[3] .. ':' .. i }
+  end
+  vim.diagnostic.set(ns, buf, items)
+end
+"""
+
+
+def test_a_workspace_s_diagnostics_are_cut_to_the_limit_worst_first_and_to_its_folders(
+    py: Editor,
+) -> None:
+    """The bridge asks for at most 500, of the session's folders only: the plugin leaves out
+    the rest before converting them, and says how many it had."""
+    big = ws(py) / "big"
+    big.mkdir()
+    files = [(big / "a.txt", 400, "a"), (big / "b.txt", 300, "b"), (ws(py) / "c.txt", 50, "c")]
+    py.lua(MANY, *[[str(path), count, name] for path, count, name in files])
+    got = ask(py, "diagnostics", {"limit": 500, "folders": [str(big)]})
+    assert got["total"] == 700
+    # errors, then warnings, then the editor's first informations; in the editor's order
+    every = [(name, i, 4 - i % 4) for _, count, name in files[:2] for i in range(count)]
+    ranked = sorted(range(len(every)), key=lambda k: (every[k][2], k))[:500]
+    expected = [f"{every[k][0]}:{every[k][1]}" for k in sorted(ranked)]
+    assert [d["message"] for d in got["diagnostics"]] == expected
+    assert sum(d["severity"] == 1 for d in got["diagnostics"]) == 175
+    assert {d["uri"] for d in got["diagnostics"]} == {uri(big / "a.txt"), uri(big / "b.txt")}
+    # one file: the limit holds there too
+    one = ask(py, "diagnostics", {"uri": uri(big / "a.txt"), "limit": 10})
+    assert one["total"] == 400 and [d["severity"] for d in one["diagnostics"]] == [1] * 10
+
+
 def test_definition_references_and_hover_come_from_jedi_across_files(py: Editor) -> None:
     need(JEDI)
     wait_server(py, "jedi", "textDocument/definition")

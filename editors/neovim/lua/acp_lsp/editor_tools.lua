@@ -171,36 +171,95 @@ end
 
 local tools = {}
 
---- {uri?}: the diagnostics Neovim holds for a file (none when it is not open: the editor
---- has not checked it), or for every file buffer.
+--- Whether `path` is one of `folders` or inside one (nil folders: anywhere).
+local function inside(path, folders)
+  if not folders then
+    return true
+  end
+  for _, folder in ipairs(folders) do
+    local prefix = folder:sub(-1) == '/' and folder or folder .. '/'
+    if path == folder or path:sub(1, #prefix) == prefix then
+      return true
+    end
+  end
+  return false
+end
+
+--- The worst `limit` of `found` (diagnostics in the editor's order), kept in that order:
+--- errors first, then the editor's order (as the bridge caps). One pass to count each
+--- severity, one to keep: no sort of thousands.
+local function worst(found, limit)
+  if not limit or #found <= limit then
+    return found
+  end
+  local counts = { 0, 0, 0, 0 }
+  for _, d in ipairs(found) do
+    local sev = d.severity or 1
+    counts[sev] = (counts[sev] or 0) + 1
+  end
+  -- every diagnostic below `last` in severity is kept, and the first `room` of `last`
+  local last, room = 4, limit
+  for sev = 1, 4 do
+    if room <= counts[sev] then
+      last = sev
+      break
+    end
+    room = room - counts[sev]
+  end
+  local out = {}
+  for _, d in ipairs(found) do
+    local sev = d.severity or 1
+    if sev < last then
+      out[#out + 1] = d
+    elseif sev == last and room > 0 then
+      out[#out + 1] = d
+      room = room - 1
+    end
+  end
+  return out
+end
+
+--- {uri?, limit?, folders?}: the diagnostics Neovim holds for a file (none when it is not
+--- open: the editor has not checked it), or for every file buffer inside `folders`; at most
+--- `limit` of them, the worst, with `total`: how many there were.
 function tools.diagnostics(args, call)
-  local bufs = {}
+  local found = {}
   if args.uri then
     local buf = M.find_buf(vim.uri_to_fname(args.uri))
     if not buf or not vim.api.nvim_buf_is_loaded(buf) then
       return { diagnostics = {}, note = 'the file is not open in the editor, which has not checked it' }
     end
-    bufs = { buf }
+    found = vim.diagnostic.get(buf)
   else
+    local folders = type(args.folders) == 'table' and args.folders or nil
+    local wanted = {}
     for _, buf in ipairs(vim.api.nvim_list_bufs()) do
       if vim.api.nvim_buf_is_loaded(buf) and M.is_file(buf) then
-        table.insert(bufs, buf)
+        wanted[buf] = inside(vim.api.nvim_buf_get_name(buf), folders)
+      end
+    end
+    -- one call for every buffer's (a call per buffer costs more than the whole cut)
+    for _, d in ipairs(vim.diagnostic.get()) do
+      if wanted[d.bufnr] then
+        found[#found + 1] = d
       end
     end
   end
-  local out = {}
-  for _, buf in ipairs(bufs) do
-    local found = vim.diagnostic.get(buf)
-    if #found > 0 then
-      -- once per buffer (a workspace may have thousands of diagnostics): its URI, its lines
-      local uri = uri_of(buf)
+  local limit = type(args.limit) == 'number' and args.limit >= 1 and math.floor(args.limit) or nil
+  -- cut before converting: a workspace may hold thousands
+  local out, uris = {}, {}
+  for _, d in ipairs(worst(found, limit)) do
+    local buf = d.bufnr
+    local uri = uris[buf]
+    if not uri then
+      -- once per buffer: its URI, its lines
+      uri = uri_of(buf)
+      uris[buf] = uri
       call.lines[uri] = call.lines[uri] or vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-      for _, d in ipairs(found) do
-        out[#out + 1] = diagnostic(call, uri, d)
-      end
     end
+    out[#out + 1] = diagnostic(call, uri, d)
   end
-  return { diagnostics = out }
+  return { diagnostics = out, total = #found }
 end
 
 function tools.openEditors()

@@ -407,6 +407,8 @@ export interface EditorToolParams {
 /** The one key that answers the tool. */
 export interface EditorToolResult {
   diagnostics?: unknown[];
+  /** diagnostics: how many there were before the cut to the bridge's limit */
+  total?: number;
   locations?: unknown[];
   contents?: string;
   symbols?: unknown[];
