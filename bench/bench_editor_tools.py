@@ -7,6 +7,9 @@ Through the real server (a subprocess) with the scripted ACP agent declaring HTT
 - ``diagnostics`` calls through the bridge to an editor that answers ``acp/editorTool`` at
   once, and back: for one file (20 diagnostics) and for a workspace of 1,000 files with
   10,000 diagnostics (issue 27: ≤ 100 ms), over raw HTTP and through the MCP SDK client.
+  The bench's editor does what the front ends do with the bridge's ``limit`` and ``folders``
+  (keeps the worst 500 of the folders', says ``total``), inside the timed call; beside it, an
+  editor that sends all 10,000 (a front end that ignores them, as plain editors' answers).
 
 Run alone: ``.venv/bin/python bench/bench_editor_tools.py [--quick]``; bench/run.py can call
 ``run(r, Section, median, fmt)``.
@@ -33,6 +36,7 @@ if str(ROOT) not in sys.path:
 from editor_tools_nvim import nvim_diagnostics  # noqa: E402
 from lsprotocol import types  # noqa: E402
 from mcp import Client  # noqa: E402
+from pygls.uris import to_fs_path  # noqa: E402
 from pytest_lsp import ClientServerConfig  # noqa: E402
 
 from tests.agents import read_log, scripted_command  # noqa: E402
@@ -70,6 +74,23 @@ def _diagnostics(uris: list[str], per_file: int) -> JsonObject:
     }
 
 
+def _cut(answer: JsonObject, paths: dict[str, str], args: JsonObject) -> JsonObject:
+    """What VS Code's and Neovim's front ends send for the bridge's ``limit`` and ``folders``:
+    the folders' diagnostics, the worst ``limit`` in the editor's order, and ``total``."""
+    folders = [f.rstrip("/") + "/" for f in args.get("folders", [])]
+    items = [
+        d
+        for d in answer["diagnostics"]
+        if not folders or any(paths[d["uri"]].startswith(f) for f in folders)
+    ]
+    limit = args.get("limit") or len(items)
+    kept = items
+    if len(items) > limit:
+        ranked = sorted(range(len(items)), key=lambda k: (items[k]["severity"], k))[:limit]
+        kept = [items[k] for k in sorted(ranked)]
+    return {"diagnostics": kept, "total": len(items)}
+
+
 def _workspace(ws: Path) -> tuple[str, list[str]]:
     """1,000 files in 10 packages; the file a small call names."""
     uris = []
@@ -81,11 +102,12 @@ def _workspace(ws: Path) -> tuple[str, list[str]]:
     return uris[0], uris
 
 
-async def _editor(tmp: Path, enabled: bool) -> tuple[TestEditor, Path]:
+async def _editor(tmp: Path, enabled: bool, cut: bool = True) -> tuple[TestEditor, Path]:
     ws = tmp / "ws"
     ws.mkdir(parents=True, exist_ok=True)
     one, every = _workspace(ws)
     small, large = _diagnostics([one], SMALL), _diagnostics(every, PER_FILE)
+    paths = {uri: to_fs_path(uri) or uri for uri in every}
     log = tmp / "agent.log"
     argv = scripted_command({"initialize": HTTP_MCP}, tmp_dir=tmp)
     agent = {"command": argv[0], "args": argv[1:], "env": {"SCRIPTED_ACP_LOG": str(log)}}
@@ -104,7 +126,9 @@ async def _editor(tmp: Path, enabled: bool) -> tuple[TestEditor, Path]:
 
     @editor.feature("acp/editorTool")
     def answer(_client: TestEditor, params: JsonObject) -> JsonObject:
-        return small if params["arguments"].get("uri") else large
+        args = params["arguments"]
+        whole = small if args.get("uri") else large
+        return _cut(whole, paths, args) if cut else whole
 
     _plain_answers(editor)
 
@@ -224,6 +248,7 @@ async def measure(sessions: int, calls: int) -> JsonObject:
     try:
         on_editor, on_log = await _editor(tmp / "on", True)
         off_editor, _ = await _editor(tmp / "off", False)
+        whole_editor, whole_log = await _editor(tmp / "whole", True, cut=False)
         # the agent process starts on the first session of each: not part of the comparison
         first_off = await _new_session_ms(off_editor)
         first_on = await _new_session_ms(on_editor)
@@ -244,13 +269,23 @@ async def measure(sessions: int, calls: int) -> JsonObject:
         large = await _raw_calls(url, {}, FILES * PER_FILE, max(20, calls // 5), pid)
         sdk = await _sdk_calls(url, one, max(10, calls // 10))
         sdk_large = await _sdk_calls(url, {}, max(10, calls // 10))
+        # the same workspace from an editor that sends everything, one call of each in turn
+        await _new_session_ms(whole_editor)
+        whole_url = _editor_url(whole_log)
+        whole_pid = whole_editor._server.pid if whole_editor._server else 0
+        cut_ms: list[float] = []
+        whole: JsonObject = {"ms": []}
+        for _ in range(max(5, calls // 20)):
+            cut_ms += (await _raw_calls(url, {}, FILES * PER_FILE, 1, pid))["ms"]
+            got = await _raw_calls(whole_url, {}, FILES * PER_FILE, 1, whole_pid)
+            whole = {**got, "ms": whole["ms"] + got["ms"]}
         connect: list[float] = []
         for _ in range(max(3, calls // 20)):
             start = time.perf_counter()
             async with Client(url) as client:
                 await client.call_tool("diagnostics", one)
             connect.append((time.perf_counter() - start) * 1000)
-        for editor in (on_editor, off_editor):
+        for editor in (on_editor, off_editor, whole_editor):
             await editor.shutdown_session()
         return {
             "first_on_ms": first_on,
@@ -259,6 +294,8 @@ async def measure(sessions: int, calls: int) -> JsonObject:
             "off_ms": off,
             **{f"call_{k}": v for k, v in small.items()},
             **{f"large_call_{k}": v for k, v in large.items()},
+            "paired_cut_ms": cut_ms,
+            **{f"whole_call_{k}": v for k, v in whole.items()},
             "sdk_call_ms": sdk,
             "sdk_large_call_ms": sdk_large,
             "connect_and_call_ms": connect,
@@ -325,11 +362,25 @@ def _section(data: JsonObject, section: Any, median: Any) -> Any:
             ],
         ]
     sec.rows.append(["a new Python MCP SDK client: connect + one small call", f"{connect:.1f} ms"])
+    cut, whole = median(data["paired_cut_ms"]), median(data["whole_call_ms"])
+    sec.rows += [
+        [
+            f"workspace diagnostics, editor keeps the worst 500 ÷ editor sends all 10,000 "
+            f"({whole / cut:.1f}× faster; {len(data['whole_call_ms'])} pairs, alternating)",
+            f"{cut:.1f} / {whole:.1f} ms",
+        ],
+        [
+            "CPU time of the bridge for one call (the last) when the editor sends all 10,000",
+            f"{data['whole_call_bridge_cpu_ms']:.1f} ms",
+        ],
+    ]
     nvim = data.get("nvim")
     if nvim:
         for key, what in [
-            ("handler_ms", "its acp/editorTool handler (vim.diagnostic.get, UTF-16 positions)"),
+            ("handler_ms", "its acp/editorTool handler, the worst 500 as the bridge asks"),
             ("encode_ms", "vim.json.encode of that answer (what its LSP client writes)"),
+            ("whole_handler_ms", "the handler with no limit: all 10,000, converted"),
+            ("whole_encode_ms", "vim.json.encode of all 10,000"),
         ]:
             sec.rows.append(
                 [

@@ -1,6 +1,7 @@
 """The Neovim side of the editor tools bench (bench/bench_editor_tools.py): a workspace's
 diagnostics answered by the plugin's acp/editorTool handler in real Neovim (the binary the
-Neovim tests use), without a bridge: the handler's time and its answer's JSON encoding."""
+Neovim tests use), without a bridge: the handler's time and its answer's JSON encoding, as the
+bridge asks (limit 500, the workspace folder) and whole (no limit)."""
 
 from __future__ import annotations
 
@@ -29,14 +30,19 @@ for f = 0, files - 1 do
   vim.diagnostic.set(ns, buf, ds)
 end
 local tools, out = require('acp_lsp.editor_tools'), {}
+-- as the bridge asks (the worst 500 of the workspace's), then everything (no limit)
+local asked = { { limit = 500, folders = { dir .. '/ws' } }, {} }
 for _ = 1, runs do
-  local t0, result = vim.uv.hrtime(), nil
-  coroutine.resume(coroutine.create(function()
-    result = tools.handle(nil, { sessionId = 's', tool = 'diagnostics', arguments = {} }, nil)
-  end))
-  local t1 = vim.uv.hrtime()
-  local text = vim.json.encode(result)
-  out[#out + 1] = { (t1 - t0) / 1e6, (vim.uv.hrtime() - t1) / 1e6, #result.diagnostics, #text }
+  for k, args in ipairs(asked) do
+    local t0, result = vim.uv.hrtime(), nil
+    coroutine.resume(coroutine.create(function()
+      result = tools.handle(nil, { sessionId = 's', tool = 'diagnostics', arguments = args }, nil)
+    end))
+    local t1 = vim.uv.hrtime()
+    local text = vim.json.encode(result)
+    local encoded = (vim.uv.hrtime() - t1) / 1e6
+    out[#out + 1] = { k, (t1 - t0) / 1e6, encoded, #result.diagnostics, result.total, #text }
+  end
 end
 return out
 """
@@ -65,12 +71,19 @@ def nvim_diagnostics(files: int, per_file: int, runs: int) -> JsonObject | None:
         argv = [str(nvim_bin), "--embed", "--headless", "--clean", "-n", "-i", "NONE"]
         nvim = pynvim.attach("child", argv=argv)
         try:
-            rows = nvim.exec_lua(NVIM_LUA, str(tmp), files, per_file, runs + 1)[1:]
+            rows = nvim.exec_lua(NVIM_LUA, str(tmp), files, per_file, runs + 1)[2:]
         finally:
             with contextlib.suppress(EOFError, OSError):  # it exits as it answers
                 nvim.quit()
             nvim.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    assert all(r[2] == files * per_file for r in rows), rows[0]
-    return {"handler_ms": [r[0] for r in rows], "encode_ms": [r[1] for r in rows]}
+    cut, whole = [r for r in rows if r[0] == 1], [r for r in rows if r[0] == 2]
+    assert all(r[3] == 500 and r[4] == files * per_file for r in cut), cut[0]
+    assert all(r[3] == files * per_file for r in whole), whole[0]
+    return {
+        "handler_ms": [r[1] for r in cut],
+        "encode_ms": [r[2] for r in cut],
+        "whole_handler_ms": [r[1] for r in whole],
+        "whole_encode_ms": [r[2] for r in whole],
+    }
