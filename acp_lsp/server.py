@@ -120,8 +120,6 @@ class AcpLanguageServer(LanguageServer):
             return AapBackend(name, config, self.editor, sandbox_for=self.editor.sandbox)
         from acp_lsp.backends.acp import AcpBackend
 
-        if self.editor_tools.enabled_for(config):
-            self.editor_tools.warm()  # the MCP endpoint starts while the agent does
         return AcpBackend(
             name,
             config,

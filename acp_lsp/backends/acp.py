@@ -136,14 +136,16 @@ class AcpBackend(AcpAgent):
         tools = self._editor_tools
         return super()._offers_mcp() or (tools is not None and tools.enabled_for(self.config))
 
+    def _initialized(self) -> None:
+        tools = self._editor_tools
+        if tools is not None and tools.taken_by(self.config, self.init_result):
+            tools.warm()  # ~1 s of imports, while the first session starts
+
     async def _editor_mcp(self, params: JsonObject) -> str | None:
         """Add the editor's tools (an MCP server per session) where enabled and the agent
         takes HTTP MCP servers; the token to bind once the session exists."""
         tools = self._editor_tools
-        offered = acp_caps.agent_caps(self.init_result).get("mcpCapabilities")
-        if tools is None or not tools.enabled_for(self.config):
-            return None
-        if not (isinstance(offered, dict) and offered.get("http") is True):
+        if tools is None or not tools.taken_by(self.config, self.init_result):
             return None
         token, server = await tools.reserve()
         params["mcpServers"] = [*params["mcpServers"], server]

@@ -154,6 +154,7 @@ class AcpAgent(Backend):
             self.last_error = exc.reason
             raise exc.error from None
         self.last_error = None
+        self._initialized()
         return proc
 
     async def _admit(self, cwd: str, dirs: Sequence[str], busy: bool) -> None:
@@ -259,6 +260,9 @@ class AcpAgent(Backend):
             self._stopping = proc
             await proc.close(grace=1.0)  # runs to the end even if we are cancelled
         self.init_result = {}
+
+    def _initialized(self) -> None:
+        """The agent answered ``initialize`` (its capabilities are known)."""
 
     async def restart(self) -> None:
         """Stop the agent and start it again now, so a start failure reaches the caller."""

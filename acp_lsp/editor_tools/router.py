@@ -20,6 +20,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path, to_fs_path
 
 from acp_lsp import protocol as p
+from acp_lsp.backends import acp_caps
 from acp_lsp.editor_tools import convert
 from acp_lsp.editor_tools.tools import (
     BRIDGE_FALLBACK,
@@ -61,10 +62,17 @@ class EditorTools:
             return config.editor_tools
         return self.server.settings.editor_tools.enabled
 
+    def taken_by(self, config: AgentConfig, init_result: JsonObject) -> bool:
+        """Whether an agent gets the tools: enabled for it, and its ``initialize`` declares
+        HTTP MCP servers (the endpoint's transport)."""
+        offered = acp_caps.agent_caps(init_result).get("mcpCapabilities")
+        http = isinstance(offered, dict) and offered.get("http") is True
+        return http and self.enabled_for(config)
+
     def warm(self) -> None:
-        """Start the endpoint in the background, as an agent that may use it is about to
-        start: the MCP SDK takes about a second of CPU and 40 MB to import, which a bridge
-        without agents never pays."""
+        """Start the endpoint in the background, once an agent that takes HTTP MCP servers
+        has answered ``initialize``: the MCP SDK takes about a second of CPU and 40 MB to
+        import, which a bridge without such agents never pays."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:  # outside the server's loop (tests)

@@ -763,7 +763,11 @@ async def test_claude_s_model_gets_the_editor_s_diagnostics(
         result = await editor.prompt(sid, "What is wrong in greet.py?", timeout=180)
         assert result["stopReason"] == "end_turn"
         (request,) = tools.requests
-        assert request == {"sessionId": sid, "tool": "diagnostics", "arguments": {"uri": uri}}
+        assert request == {
+            "sessionId": sid,
+            "tool": "diagnostics",
+            "arguments": {"uri": uri, "limit": 500},
+        }
         *_, answer = tool_results(model)
         assert not answer.get("is_error")
         content = answer["content"]

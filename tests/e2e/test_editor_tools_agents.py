@@ -126,7 +126,7 @@ async def turn(
 def editor_requests(sid: str, greet: str, main: str) -> list[JsonObject]:
     """What the editor is asked (LSP terms: 0-based positions)."""
     return [
-        {"sessionId": sid, "tool": "diagnostics", "arguments": {"uri": greet}},
+        {"sessionId": sid, "tool": "diagnostics", "arguments": {"uri": greet, "limit": 500}},
         {
             "sessionId": sid,
             "tool": "definition",
