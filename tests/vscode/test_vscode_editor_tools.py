@@ -99,6 +99,7 @@ def script() -> Script:
                 use("workspaceSymbols", query="helper"),
                 use("openEditors"),
                 use("selection"),
+                use("diagnostics"),
                 Say("`os` is unused; helper is in pkg/util.py."),
             ],
             [
@@ -328,6 +329,22 @@ def test_a_file_no_editor_shows_is_opened_for_its_push_diagnostics(flow: dict[st
     assert answer["total"] == len(diagnostics)
     assert {(d["line"], d["severity"]) for d in diagnostics} == {(1, "error")}
     assert {d.get("source") for d in diagnostics} == {"compile"}, diagnostics  # jedi's name for it
+
+
+@pytest.mark.timeout(600)
+def test_the_workspace_s_diagnostics_are_every_checked_file_s_and_only_the_workspace_s(
+    flow: dict[str, Any],
+) -> None:
+    """Without a path: what VS Code's Problems view holds for the workspace's files (the
+    extension keeps the worst 500 of the session's folders and counts them; here fewer)."""
+    answer = _answer(flow, "diagnostics", 2)
+    paths = [f["path"] for f in answer["files"]]
+    assert str(flow["ws"] / "main.py") in paths and str(flow["ws"] / "unopened.py") in paths
+    assert all(p.startswith(str(flow["ws"]) + "/") for p in paths), paths
+    assert answer["total"] == sum(len(f["diagnostics"]) for f in answer["files"])
+    assert "truncated" not in answer
+    (main,) = [f for f in answer["files"] if f["path"] == str(flow["ws"] / "main.py")]
+    assert [d for d in main["diagnostics"] if d.get("code") == "F401"], main
 
 
 @pytest.mark.timeout(600)
