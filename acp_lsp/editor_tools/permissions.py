@@ -8,14 +8,18 @@ first (acp_lsp/editor/permissions.py).
 A call counts as ours only when the agent names the tool the way it names MCP tools,
 ``mcp__editor__<tool>``, in the ``_meta`` of the tool call (Claude Code: ``claudeCode.toolName``,
 with ``claudeCode.mcpServer`` when it sends it, whose ``source`` tells a server given at
-session start from one of its settings files; Qwen Code: ``toolName``), never from the
+session start from one of its settings files; Qwen Code: ``toolName``; Codex, which asks
+through an MCP elicitation, in the ``rawInput`` it forwards: ``server_name`` and the message it
+writes itself, ``Allow the <server> MCP server to run tool "<tool>"?``), never from the
 title, which an MCP server's tool annotations can set; when the session was given the editor's
 server; and when no other MCP server of the session has its name. Agents that name no server
-(Gemini CLI titles a call with the bare tool name) keep asking.
+(Gemini CLI titles a call with the bare tool name) keep asking, as does Codex if its message
+changes.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -29,10 +33,30 @@ JsonObject = dict[str, Any]
 # openDiff shows the user a change to decide on: the session's permission rules apply to it
 READ_ONLY: Final = frozenset(TOOL_NAMES) - {"openDiff"}
 _PREFIX: Final = f"mcp__{SERVER_NAME}__"
+_CODEX_ASKS: Final = re.compile(r'Allow the (\S+) MCP server to run tool "(\w+)"\?')
+
+
+def _codex_tool(raw: Any) -> str | None:
+    """Codex's approval of an MCP tool call: the qualified name, from its own message."""
+    if not isinstance(raw, dict) or raw.get("server_name") != SERVER_NAME:
+        return None
+    request = raw.get("request")
+    if not isinstance(request, dict):
+        return None
+    meta = request.get("_meta")
+    if not isinstance(meta, dict) or meta.get("codex_approval_kind") != "mcp_tool_call":
+        return None
+    found = _CODEX_ASKS.fullmatch(str(request.get("message", "")))
+    if found is None or found.group(1) != SERVER_NAME:
+        return None
+    return _PREFIX + found.group(2)
 
 
 def mcp_tool_name(tool_call: JsonObject) -> str | None:
     """The tool's qualified name as the agent knows it (``mcp__<server>__<tool>``), if it says."""
+    codex = _codex_tool(tool_call.get("rawInput"))
+    if codex is not None:
+        return codex
     meta = tool_call.get("_meta")
     if not isinstance(meta, dict):
         return None

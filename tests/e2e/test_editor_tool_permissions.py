@@ -5,7 +5,8 @@ cannot tell apart still reach the editor.
 A scripted agent asks ``session/request_permission`` for each call, in the shapes the real
 agents send: Claude Code names the tool in ``_meta.claudeCode`` (``toolName``, and
 ``mcpServer`` in newer versions; the tool_call before the request carries it too), Qwen Code in
-``_meta.toolName``, Gemini CLI only in the title. Then real Qwen Code in its Default mode;
+``_meta.toolName``, Codex in the rawInput of the MCP elicitation it forwards, Gemini CLI only
+in the title. Then real Qwen Code in its Default mode;
 real Claude Code in Manual mode is tests/nvim/test_editor_tools_claude.py.
 """
 
@@ -40,6 +41,20 @@ def claude_meta(name: str, server: str | None = None) -> JsonObject:
     if server is not None:
         claude["mcpServer"] = {"name": server, "source": "dynamic"}
     return {"claudeCode": claude}
+
+
+def codex_ask(server: str, tool: str) -> JsonObject:
+    """The rawInput of Codex's permission request for an MCP tool call (codex-acp 0.16)."""
+    return {
+        "id": f"mcp_tool_call_approval_{tool}",
+        "server_name": server,
+        "request": {
+            "_meta": {"codex_approval_kind": "mcp_tool_call", "tool_params": {}},
+            "message": f'Allow the {server} MCP server to run tool "{tool}"?',
+            "mode": "form",
+            "requested_schema": {"type": "object", "properties": {}},
+        },
+    }
 
 
 # (tool call id, the toolCall of the request, the _meta of a tool_call sent before it or None)
@@ -82,6 +97,22 @@ ASKS: list[tuple[str, JsonObject, JsonObject | None]] = [
         },
         None,
     ),
+    # Codex: an MCP elicitation it forwards, the tool named only in its own message
+    (
+        "codex-hover",
+        {"title": "Approve MCP tool call", "rawInput": codex_ask("editor", "hover")},
+        None,
+    ),
+    (
+        "codex-openDiff",
+        {"title": "Approve MCP tool call", "rawInput": codex_ask("editor", "openDiff")},
+        None,
+    ),
+    (
+        "codex-other",
+        {"title": "Approve MCP tool call", "rawInput": codex_ask("other", "diagnostics")},
+        None,
+    ),
     # the title alone proves nothing: an MCP server's annotations can set it
     ("title-only", {"title": "mcp__editor__diagnostics"}, None),
     # Gemini CLI: the bare tool name, no server
@@ -92,6 +123,8 @@ ASKED_EDITOR = [
     "other-server",
     "other-named",
     "claude-settings",
+    "codex-openDiff",
+    "codex-other",
     "title-only",
     "gemini",
 ]

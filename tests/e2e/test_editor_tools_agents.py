@@ -1,12 +1,13 @@
 """Editor tools (issue 27) with the agents that are not Claude: Qwen Code (OpenAI Chat
-Completions) and Gemini CLI, each a real turn through the real acp-lsp server against the
+Completions), Gemini CLI and Codex (OpenAI Responses), each a real turn through the real acp-lsp server against the
 scripted model server. The model is offered the editor's tools, calls ``diagnostics`` and
 ``definition``, the editor (a TestEditor) answers them through ``acp/editorTool``, and the
 next model request carries the editor's answers.
 
 Qwen Code offers MCP tools behind its ``tool_search`` / ``tool_call`` pair (named in a
 startup reminder, called through ``tool_call``); Gemini CLI declares them as
-``mcp_editor_<tool>``, but only in a trusted folder (docs/agents.md).
+``mcp_editor_<tool>``, but only in a trusted folder (docs/agents.md); Codex as functions of
+a Responses namespace ``mcp__editor``.
 """
 
 from __future__ import annotations
@@ -257,6 +258,50 @@ async def test_gemini_offers_no_editor_tools_in_an_untrusted_folder(
     async with turn(tmp_path, ws, "gemini", model) as (_, tools, _):
         assert gemini_offered(model) == set()
         assert tools.requests == []
+
+
+# -- Codex ----------------------------------------------------------------------------------
+
+
+def codex_offered(model: ModelServer) -> set[str]:
+    """The editor tools of the first request: Codex offers an MCP server's tools as one
+    Responses ``namespace`` tool, ``mcp__<server>``, beside its own."""
+    first, *_ = model.turn_requests()
+    spaces = [t for t in first.body["tools"] if t.get("type") == "namespace"]
+    return {inner["name"] for t in spaces if t["name"] == "mcp__editor" for inner in t["tools"]}
+
+
+def codex_tool_results(model: ModelServer) -> list[Any]:
+    """The JSON answers Codex sent its model in the turn's last request, in order (it puts
+    its own wall time before what the MCP server said)."""
+    *_, last = model.turn_requests()
+    outputs = [i["output"] for i in last.body["input"] if i.get("type") == "function_call_output"]
+    return [json.loads(o.split("Output:\n", 1)[1]) for o in outputs]
+
+
+async def test_codex_s_model_gets_the_editor_s_diagnostics_and_definition(
+    tmp_path: Path, model: ModelServer
+) -> None:
+    """The scripted model calls the namespaced functions as Codex's models do
+    (``{type: function_call, namespace: "mcp__editor", name: "diagnostics"}``)."""
+    ws, greet, main = workspace(tmp_path)
+    model.script = Script(
+        "editor tools",
+        [
+            [
+                call("mcp__editor__diagnostics", path="greet.py"),
+                call("mcp__editor__definition", path="main.py", line=3, column=7),
+                Say(ANSWER),
+            ]
+        ],
+    )
+    async with turn(tmp_path, ws, "codex", model) as (editor, tools, sid):
+        assert codex_offered(model) >= {"diagnostics", "definition", "openDiff"}
+        assert tools.requests == editor_requests(sid, greet, main)
+        assert codex_tool_results(model) == list(expected(ws))
+        assert texts(editor, sid)[-1].endswith(ANSWER)
+        # Codex asks before every MCP tool call; the bridge allows the read-only ones once
+        assert editor.permission_requests == []
 
 
 # -- the bridge's part -------------------------------------------------------------------------

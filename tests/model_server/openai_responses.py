@@ -62,10 +62,21 @@ def position(items: list[JsonObject]) -> tuple[int, int]:
     return conversation_position(items, lambda i: int(i.get("type") in RESULT_TYPES), _is_prompt)
 
 
+# A tool offered inside a Responses namespace (Codex: MCP servers as ``mcp__<server>``) is
+# scripted as ``<namespace>__<tool>``; its schema says where it lives.
+NAMESPACED = "x-scripted-namespace"
+
+
 def tool_schemas(body: JsonObject) -> dict[str, Any]:
     tools: dict[str, Any] = {}
     for tool in body.get("tools") or []:
-        if isinstance(tool, dict) and tool.get("type") == "custom" and tool.get("name"):
+        if isinstance(tool, dict) and tool.get("type") == "namespace" and tool.get("name"):
+            for inner in tool.get("tools") or []:
+                if isinstance(inner, dict) and inner.get("name"):
+                    where = (tool["name"], inner["name"])
+                    schema = {**(inner.get("parameters") or {}), NAMESPACED: where}
+                    tools[f"{tool['name']}__{inner['name']}"] = schema
+        elif isinstance(tool, dict) and tool.get("type") == "custom" and tool.get("name"):
             tools[tool["name"]] = {"type": "custom"}  # freeform: the input is raw text
         elif isinstance(tool, dict) and tool.get("name"):
             tools[tool["name"]] = tool.get("parameters") or {}
@@ -125,16 +136,18 @@ def items_of(step: Step, tools: dict[str, Any]) -> list[JsonObject]:
     if isinstance(step, Tool):
         call = render_tool(step, tools)
         n = next(_ids)
-        return [
-            {
-                "type": "function_call",
-                "id": f"fc_scripted_{n}",
-                "call_id": f"call_scripted_{n}",
-                "name": call.name,
-                "arguments": json.dumps(call.arguments),
-                "status": "completed",
-            }
-        ]
+        item: JsonObject = {
+            "type": "function_call",
+            "id": f"fc_scripted_{n}",
+            "call_id": f"call_scripted_{n}",
+            "name": call.name,
+            "arguments": json.dumps(call.arguments),
+            "status": "completed",
+        }
+        where = (tools.get(call.name) or {}).get(NAMESPACED)
+        if where:  # a namespaced function is called by its own name, with its namespace
+            item["namespace"], item["name"] = where
+        return [item]
     items: list[JsonObject] = []
     if step.thought:
         items.append(
