@@ -18,10 +18,7 @@ Run alone: ``.venv/bin/python bench/bench_editor_tools.py [--quick]``; bench/run
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import shutil
-import socket
 import statistics
 import sys
 import tempfile
@@ -33,9 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from editor_tools_nvim import nvim_diagnostics  # noqa: E402
+from editor_tools_nvim import nvim_bridge_diagnostics, nvim_diagnostics  # noqa: E402
 from lsprotocol import types  # noqa: E402
 from mcp import Client  # noqa: E402
+from mcp_calls import raw_calls  # noqa: E402
 from pygls.uris import to_fs_path  # noqa: E402
 from pytest_lsp import ClientServerConfig  # noqa: E402
 
@@ -169,63 +167,6 @@ async def _new_session_ms(editor: TestEditor) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def _cpu_ms(pid: int) -> float:
-    """CPU time (user + system, all threads) the process has used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
-
-
-async def _raw_calls(
-    url: str, arguments: JsonObject, items: int, calls: int, server: int
-) -> JsonObject:
-    """``diagnostics`` calls over one keep-alive connection, one write per request: the
-    whole call as an agent's HTTP client sees it (request out, full answer parsed), without a
-    client library's own time. Also the CPU time per call of the server (the bridge) and of
-    this process (the editor's answer written, the agent's read): wall time on a busy machine
-    includes waiting for a core, CPU time does not."""
-    host_port, path = url.removeprefix("http://").split("/", 1)
-    host, port = host_port.split(":")
-    reader, writer = await asyncio.open_connection(host, int(port))
-    writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    out: list[float] = []
-    size = 0
-    cpu: tuple[float, float] = (0.0, 0.0)
-    try:
-        for i in range(calls + 1):
-            if i == 1:
-                cpu = (_cpu_ms(server), time.process_time() * 1000)
-            body = json.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": i,
-                    "method": "tools/call",
-                    "params": {"name": "diagnostics", "arguments": arguments},
-                }
-            ).encode()
-            head = (
-                f"POST /{path} HTTP/1.1\r\nHost: {host_port}\r\n"
-                "Content-Type: application/json\r\n"
-                "Accept: application/json, text/event-stream\r\n"
-                "Mcp-Protocol-Version: 2025-06-18\r\n"
-                f"Content-Length: {len(body)}\r\n\r\n"
-            ).encode()
-            start = time.perf_counter()
-            writer.write(head + body)
-            headers = (await reader.readuntil(b"\r\n\r\n")).decode().lower()
-            length = int(headers.split("content-length:")[1].split("\r\n")[0])
-            answer = json.loads(await reader.readexactly(length))
-            if i:  # the first call warms the connection
-                out.append((time.perf_counter() - start) * 1000)
-            size = length
-            text = answer["result"]["content"][0]["text"]
-            assert json.loads(text)["total"] == items, text[:200]
-        server_cpu = (_cpu_ms(server) - cpu[0]) / calls
-        own_cpu = (time.process_time() * 1000 - cpu[1]) / calls
-    finally:
-        writer.close()
-    return {"ms": out, "bytes": size, "bridge_cpu_ms": server_cpu, "editor_agent_cpu_ms": own_cpu}
-
-
 async def _sdk_calls(url: str, arguments: JsonObject, calls: int) -> list[float]:
     out: list[float] = []
     async with Client(url) as client:
@@ -265,8 +206,8 @@ async def measure(sessions: int, calls: int) -> JsonObject:
         url = _editor_url(on_log)
         one = {"path": "pkg0/mod0.py"}
         pid = on_editor._server.pid if on_editor._server else 0
-        small = await _raw_calls(url, one, SMALL, calls, pid)
-        large = await _raw_calls(url, {}, FILES * PER_FILE, max(20, calls // 5), pid)
+        small = await raw_calls(url, one, SMALL, calls, pid)
+        large = await raw_calls(url, {}, FILES * PER_FILE, max(20, calls // 5), pid)
         sdk = await _sdk_calls(url, one, max(10, calls // 10))
         sdk_large = await _sdk_calls(url, {}, max(10, calls // 10))
         # the same workspace from an editor that sends everything, one call of each in turn
@@ -276,8 +217,8 @@ async def measure(sessions: int, calls: int) -> JsonObject:
         cut_ms: list[float] = []
         whole: JsonObject = {"ms": []}
         for _ in range(max(5, calls // 20)):
-            cut_ms += (await _raw_calls(url, {}, FILES * PER_FILE, 1, pid))["ms"]
-            got = await _raw_calls(whole_url, {}, FILES * PER_FILE, 1, whole_pid)
+            cut_ms += (await raw_calls(url, {}, FILES * PER_FILE, 1, pid))["ms"]
+            got = await raw_calls(whole_url, {}, FILES * PER_FILE, 1, whole_pid)
             whole = {**got, "ms": whole["ms"] + got["ms"]}
         connect: list[float] = []
         for _ in range(max(3, calls // 20)):
@@ -308,6 +249,7 @@ def _measure_all(quick: bool) -> JsonObject:
     data = asyncio.run(measure(10 if quick else 40, 50 if quick else 300))
     # pynvim runs its own event loop: after the bridge's
     data["nvim"] = nvim_diagnostics(FILES, PER_FILE, 5 if quick else 10)
+    data["nvim_bridge"] = nvim_bridge_diagnostics(FILES, PER_FILE, 10 if quick else 40)
     return data
 
 
@@ -389,6 +331,16 @@ def _section(data: JsonObject, section: Any, median: Any) -> Any:
                     f"{median(nvim[key]):.1f} / {_p95(nvim[key]):.1f} ms",
                 ]
             )
+    bridged = data.get("nvim_bridge")
+    if bridged:
+        sec.rows.append(
+            [
+                f"the whole way with real Neovim answering: an agent's workspace diagnostics "
+                f"({len(bridged['ms'])} calls, HTTP; bridge CPU "
+                f"{bridged['bridge_cpu_ms']:.1f} ms a call): median / p95",
+                f"{median(bridged['ms']):.1f} / {_p95(bridged['ms']):.1f} ms",
+            ]
+        )
     call, large = median(data["call_ms"]), median(data["large_call_ms"])
     sec.goal("editor tools: session/new on ÷ off", f"{ratio:.2f}×", "≤ 1.20×", ratio <= 1.2)
     sec.goal("editor tools: one tool call round trip", f"{call:.1f} ms", "< 20 ms", call < 20)
@@ -398,6 +350,14 @@ def _section(data: JsonObject, section: Any, median: Any) -> Any:
         "≤ 100 ms",
         large <= 100,
     )
+    if bridged:
+        whole_way = median(bridged["ms"])
+        sec.goal(
+            "editor tools: the same with real Neovim answering",
+            f"{whole_way:.1f} ms (p95 {_p95(bridged['ms']):.1f} ms)",
+            "≤ 100 ms",
+            whole_way <= 100,
+        )
     return sec
 
 
