@@ -5,16 +5,17 @@ In a manual mode an agent asks before every MCP tool, the editor's read-only one
 diagnostics they are looking at. ``openDiff`` still asks; the user's permission rules come
 first (acp_lsp/editor/permissions.py).
 
-A call counts as ours only when the agent names the tool the way it names MCP tools,
-``mcp__editor__<tool>``, in the ``_meta`` of the tool call (Claude Code: ``claudeCode.toolName``,
+A call counts as ours only when the agent itself names the tool the way it names MCP tools,
+``mcp__editor__<tool>``: in the ``_meta`` of the tool call (Claude Code: ``claudeCode.toolName``,
 with ``claudeCode.mcpServer`` when it sends it, whose ``source`` tells a server given at
-session start from one of its settings files; Qwen Code: ``toolName``; Codex, which asks
-through an MCP elicitation, in the ``rawInput`` it forwards: ``server_name`` and the message it
-writes itself, ``Allow the <server> MCP server to run tool "<tool>"?``), never from the
-title, which an MCP server's tool annotations can set; when the session was given the editor's
-server; and when no other MCP server of the session has its name. Agents that name no server
-(Gemini CLI titles a call with the bare tool name) keep asking, as does Codex if its message
-changes.
+session start from one of its settings files; Qwen Code: ``toolName``), or, for Codex, which
+asks through an MCP elicitation, in the ``rawInput`` it forwards (``server_name`` and the
+message it writes itself, ``Allow the <server> MCP server to run tool "<tool>"?``, under its
+title "Approve MCP tool call"). Never from the title alone, which an MCP server's tool
+annotations or the model's arguments can set; only when the session was given the editor's
+server; and when no other MCP server of the session has its name. Gemini CLI sends nothing the
+model cannot write (its title and tool call id), so it keeps asking, as does Codex if its
+message changes.
 """
 
 from __future__ import annotations
@@ -36,8 +37,11 @@ _PREFIX: Final = f"mcp__{SERVER_NAME}__"
 _CODEX_ASKS: Final = re.compile(r'Allow the (\S+) MCP server to run tool "(\w+)"\?')
 
 
-def _codex_tool(raw: Any) -> str | None:
+def _codex_tool(tool_call: JsonObject) -> str | None:
     """Codex's approval of an MCP tool call: the qualified name, from its own message."""
+    raw = tool_call.get("rawInput")
+    if tool_call.get("title") != "Approve MCP tool call":
+        return None
     if not isinstance(raw, dict) or raw.get("server_name") != SERVER_NAME:
         return None
     request = raw.get("request")
@@ -54,7 +58,7 @@ def _codex_tool(raw: Any) -> str | None:
 
 def mcp_tool_name(tool_call: JsonObject) -> str | None:
     """The tool's qualified name as the agent knows it (``mcp__<server>__<tool>``), if it says."""
-    codex = _codex_tool(tool_call.get("rawInput"))
+    codex = _codex_tool(tool_call)
     if codex is not None:
         return codex
     meta = tool_call.get("_meta")

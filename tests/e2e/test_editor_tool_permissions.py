@@ -113,6 +113,8 @@ ASKS: list[tuple[str, JsonObject, JsonObject | None]] = [
         {"title": "Approve MCP tool call", "rawInput": codex_ask("other", "diagnostics")},
         None,
     ),
+    # the shape of Codex's rawInput under another title: not Codex's MCP approval
+    ("codex-titled", {"title": "echo", "rawInput": codex_ask("editor", "hover")}, None),
     # the title alone proves nothing: an MCP server's annotations can set it
     ("title-only", {"title": "mcp__editor__diagnostics"}, None),
     # Gemini CLI: the bare tool name, no server
@@ -125,6 +127,7 @@ ASKED_EDITOR = [
     "claude-settings",
     "codex-openDiff",
     "codex-other",
+    "codex-titled",
     "title-only",
     "gemini",
 ]
