@@ -43,17 +43,13 @@ from tests.model_server import ModelServer, Say, Script
 from tests.support.production import agent_config
 from tests.vscode import tools
 from tests.vscode.tools import (
-    CHROMIUM,
     EXTENSION,
     REPO,
-    TOOLS,
     assert_check,
     code_server_missing,
     kill_group,
-    package_vsix,
     run_driver,
     run_node,
-    start_code_server,
 )
 
 HERE = Path(__file__).parent
@@ -211,37 +207,24 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             "acpLsp.defaultAgent": "claude",
             "acpLsp.followAlong": False,
         }
-        machine = root / "user" / "Machine" / "settings.json"
-        machine.parent.mkdir(parents=True)
-        machine.write_text(json.dumps(settings), encoding="utf-8")
-        vsix = package_vsix(root)
+        server = tools.start_with_agents(
+            root,
+            settings,
+            {
+                "HOME": str(home),
+                "ACP_LSP_DATA_DIR": str(home / "acp-lsp-data"),
+                "ACP_LSP_TEST_BIN": str(BIN),
+                "ACP_LSP_TEST_SERVERS_READY": str(ready),
+            },
+            more_vsix=(servers_vsix(root),),
+        )
         try:
-            server = start_code_server(
-                root,
-                vsix,
-                settings,
-                {
-                    "HOME": str(home),
-                    "ACP_LSP_DATA_DIR": str(home / "acp-lsp-data"),
-                    "ACP_LSP_TEST_BIN": str(BIN),
-                    "ACP_LSP_TEST_SERVERS_READY": str(ready),
-                },
-                more_vsix=(servers_vsix(root),),
-            )
-        except RuntimeError as exc:
-            pytest.fail(str(exc))
-        try:
-            env = dict(server.env)
-            env.update(
-                {
-                    "ACP_LSP_VSCODE_TOOLS": str(TOOLS),
-                    "CODE_SERVER_URL": server.url,
-                    "ACP_LSP_WORKSPACE": str(ws),
-                    "ACP_LSP_ARTIFACTS": str(ARTIFACTS),
-                    "CHROMIUM": str(CHROMIUM),
-                    "ACP_LSP_TEST_SERVERS_READY": str(ready),
-                    "ACP_LSP_KEPT": KEPT,
-                }
+            env = tools.driver_env(
+                server,
+                ws,
+                ACP_LSP_ARTIFACTS=str(ARTIFACTS),
+                ACP_LSP_TEST_SERVERS_READY=str(ready),
+                ACP_LSP_KEPT=KEPT,
             )
             run = run_driver(DRIVER, env, timeout=480)
             ARTIFACTS.mkdir(parents=True, exist_ok=True)

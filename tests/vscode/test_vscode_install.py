@@ -30,8 +30,6 @@ import pytest
 
 from tests.vscode import tools
 from tests.vscode.tools import (
-    CHROMIUM,
-    TOOLS,
     assert_check,
     code_server_missing,
     kill_group,
@@ -145,24 +143,15 @@ def _run(root: Path, vsix: Path, *, uv: bool, old_server: bool = False) -> dict[
     except RuntimeError as exc:
         pytest.fail(str(exc))
     try:
-        driver_env = dict(server.env)
-        driver_env.update(
-            {
-                "ACP_LSP_VSCODE_TOOLS": str(TOOLS),
-                "CODE_SERVER_URL": server.url,
-                "ACP_LSP_WORKSPACE": str(root / "ws"),
-                "CHROMIUM": str(CHROMIUM),
-                "ACP_LSP_INSTALL_TIMEOUT_MS": "300000",
-            }
-        )
+        drive = tools.driver_env(server, root / "ws", ACP_LSP_INSTALL_TIMEOUT_MS="300000")
         if old_server:
             script = root / "old-acp-lsp"
             script.write_text(OLD_SERVER, encoding="utf-8")
             script.chmod(0o755)
-            driver_env["ACP_LSP_OLD_SERVER"] = str(script)
-            driver_env["ACP_LSP_USER_SETTINGS"] = str(root / "user" / "User" / "settings.json")
-            driver_env["ACP_LSP_EXTENSION_VERSION"] = _version()
-        run = run_driver(DRIVER, driver_env, 540)
+            drive["ACP_LSP_OLD_SERVER"] = str(script)
+            drive["ACP_LSP_USER_SETTINGS"] = str(root / "user" / "User" / "settings.json")
+            drive["ACP_LSP_EXTENSION_VERSION"] = _version()
+        run = run_driver(DRIVER, drive, 540)
         # the reload to the old server ends the bundled one: none of its servers may be left
         servers = _servers(root, 0 if old_server else 1)
     finally:

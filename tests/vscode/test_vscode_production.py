@@ -18,7 +18,6 @@ reason, when scripts/setup-vscode.sh or scripts/fetch-agents.sh has not been run
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterator
@@ -31,13 +30,9 @@ from tests.model_server import ModelServer, Say, Script, Tool
 from tests.support.production import agent_config
 from tests.vscode import tools
 from tests.vscode.tools import (
-    CHROMIUM,
     REPO,
-    TOOLS,
     code_server_missing,
     kill_group,
-    package_vsix,
-    start_code_server,
 )
 
 DRIVER = Path(__file__).with_name("production.mjs")
@@ -99,33 +94,16 @@ def flow(
             "acpLsp.defaultAgent": name,
             "acpLsp.followAlong": False,
         }
-        # acpLsp.agents is machine-overridable: a remote window (code-server) reads it from the
-        # machine's settings, not the browser user's
-        machine = root / "user" / "Machine" / "settings.json"
-        machine.parent.mkdir(parents=True)
-        machine.write_text(json.dumps(settings), encoding="utf-8")
-        vsix = package_vsix(root)
+        server = tools.start_with_agents(
+            root, settings, {"HOME": str(home), "ACP_LSP_DATA_DIR": str(home / "acp-lsp-data")}
+        )
         try:
-            server = start_code_server(
-                root,
-                vsix,
-                settings,
-                {"HOME": str(home), "ACP_LSP_DATA_DIR": str(home / "acp-lsp-data")},
-            )
-        except RuntimeError as exc:
-            pytest.fail(str(exc))
-        try:
-            env = dict(server.env)
-            env.update(
-                {
-                    "ACP_LSP_VSCODE_TOOLS": str(TOOLS),
-                    "CODE_SERVER_URL": server.url,
-                    "ACP_LSP_WORKSPACE": str(workspace),
-                    "ACP_LSP_ARTIFACTS": str(ARTIFACTS),
-                    "CHROMIUM": str(CHROMIUM),
-                    "ACP_LSP_AGENT": name,
-                    "ACP_LSP_MODE": AGENTS[name] or "",
-                }
+            env = tools.driver_env(
+                server,
+                workspace,
+                ACP_LSP_ARTIFACTS=str(ARTIFACTS),
+                ACP_LSP_AGENT=name,
+                ACP_LSP_MODE=AGENTS[name] or "",
             )
             run = tools.run_driver(DRIVER, env, timeout=420)
             yield {

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "editors" / "vscode"
 TOOLS = REPO / ".cache" / "vscode"
@@ -241,6 +243,36 @@ def start_code_server(
                 kill_group(proc)
                 raise RuntimeError(f"code-server did not come up:\n{server.log_tail()}") from None
             time.sleep(0.2)
+
+
+def start_with_agents(
+    root: Path,
+    settings: dict[str, Any],
+    env_extra: dict[str, str],
+    more_vsix: tuple[Path, ...] = (),
+) -> CodeServer:
+    """start_code_server with the packaged extension and `settings` for the machine too:
+    acpLsp.agents is machine-overridable, so a remote window (code-server) reads it from the
+    machine's settings, not the browser user's. Fails the test if code-server does not come up."""
+    machine = root / "user" / "Machine" / "settings.json"
+    machine.parent.mkdir(parents=True, exist_ok=True)
+    machine.write_text(json.dumps(settings), encoding="utf-8")
+    try:
+        return start_code_server(root, package_vsix(root), settings, env_extra, more_vsix)
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+
+
+def driver_env(server: CodeServer, workspace: Path, **extra: str) -> dict[str, str]:
+    """What a .mjs driver needs to drive `server` on `workspace`, and `extra`."""
+    return {
+        **server.env,
+        "ACP_LSP_VSCODE_TOOLS": str(TOOLS),
+        "CODE_SERVER_URL": server.url,
+        "ACP_LSP_WORKSPACE": str(workspace),
+        "CHROMIUM": str(CHROMIUM),
+        **extra,
+    }
 
 
 def _text(value: bytes | str | None) -> str:
