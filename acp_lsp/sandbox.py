@@ -31,6 +31,7 @@ class Sandbox:
             if real not in resolved:
                 resolved.append(real)
         self.roots: list[str] = resolved
+        self.given: list[str] = list(roots)  # as named, before symlinks are resolved
         self.allow_outside = allow_outside
 
     def resolve(self, path: str, *, must_exist: bool = False) -> str:

@@ -188,10 +188,7 @@ class EditorTools:
         scope: JsonObject = {"limit": convert.MAX_DIAGNOSTICS}
         sandbox = self.server.editor.sandbox(session)
         if not sandbox.allow_outside and not one_file:
-            given = [session.cwd, *self.server.hub.workspace_folders]
-            given += session.additional_directories
-            folders = [os.path.abspath(f) for f in given if os.path.isabs(f)]
-            scope["folders"] = list(dict.fromkeys([*folders, *sandbox.roots]))
+            scope["folders"] = list(dict.fromkeys([*sandbox.given, *sandbox.roots]))
         return scope
 
     def _resolve(self, session: Session, path: str) -> str:

@@ -177,8 +177,7 @@ local function inside(path, folders)
     return true
   end
   for _, folder in ipairs(folders) do
-    local prefix = folder:sub(-1) == '/' and folder or folder .. '/'
-    if path == folder or path:sub(1, #prefix) == prefix then
+    if vim.fs.relpath(folder, path) then
       return true
     end
   end
