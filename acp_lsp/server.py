@@ -85,6 +85,14 @@ class AcpLanguageServer(LanguageServer):
             self._registry = Registry(self)
         return self._registry
 
+    async def prepare_agent(self, agent: str | None) -> None:
+        """Install a registry agent (or set its command line) before its session; for any other
+        agent the registry's modules are not even loaded."""
+        from acp_lsp.registry import needs_install
+
+        if needs_install(self.settings, agent or self.settings.default):
+            await self.registry().prepare(agent)
+
     def history(self) -> History:
         """The session history (its store opens on first use, in its own thread)."""
         if self._history is None:

@@ -79,7 +79,7 @@ class PlainEditor:
 
     async def new_session(self, agent: Any = None) -> Session:
         name = agent if isinstance(agent, str) and agent else None
-        await self.server.registry().prepare(name)
+        await self.server.prepare_agent(name)
         session = await self.server.hub.new_session(name, None, None)
         self.server.editor.announce(session)
         self.current = session.session_id

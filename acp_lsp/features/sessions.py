@@ -51,7 +51,7 @@ def register(server: AcpLanguageServer) -> None:
     @feature(p.ACP_NEW_SESSION)
     @_errors
     async def new_session(server: AcpLanguageServer, params: p.NewSessionParams) -> JsonObject:
-        await server.registry().prepare(params.agent)
+        await server.prepare_agent(params.agent)
         session = await server.hub.new_session(
             params.agent, params.cwd, params.additional_directories
         )
@@ -60,7 +60,7 @@ def register(server: AcpLanguageServer) -> None:
     @feature(p.ACP_LOAD_SESSION)
     @_errors
     async def load_session(server: AcpLanguageServer, params: p.LoadSessionParams) -> JsonObject:
-        await server.registry().prepare(params.agent)
+        await server.prepare_agent(params.agent)
         if server.settings.history.enabled:
             history = server.history()
             session = await history.resume(params.session_id, params.agent, params.cwd)

@@ -18,6 +18,7 @@ from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
 from acp_lsp.config import AgentConfig
 from acp_lsp.history.paths import data_dir
+from acp_lsp.registry import PREFIX, registry_id
 from acp_lsp.registry import install as installer
 from acp_lsp.registry.entries import RegistryEntry
 from acp_lsp.registry.source import Index, load_index
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 JsonObject = dict[str, Any]
-PREFIX = "registry:"
 # built-in presets and the registry entries they stand for
 PRESET_IDS = {
     "claude": "claude-acp",
@@ -52,12 +52,7 @@ class Registry:
         return self._index
 
     def _registry_id(self, name: str) -> tuple[str | None, AgentConfig | None]:
-        config = self.server.settings.agents.get(name)
-        if config is not None:
-            return config.registry, config
-        if name.startswith(PREFIX):
-            return name.removeprefix(PREFIX), None
-        return None, None
+        return registry_id(self.server.settings, name)
 
     async def entry(self, registry_id: str) -> RegistryEntry:
         index = await self.index()
