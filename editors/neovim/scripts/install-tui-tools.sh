@@ -15,14 +15,6 @@ if [[ ${#need[@]} -eq 0 ]]; then
     echo "tmux, chromium, emoji font: already present"
     exit 0
 fi
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "no apt-get for ${need[*]}; the Neovim screenshot tests will skip" >&2
-    exit 0
-fi
-SUDO=""
-[[ "$(id -u)" == "0" ]] || SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-if ! { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${need[@]}" >/dev/null; }; then
+bash "$(dirname "$0")/../../../scripts/apt-install.sh" "${need[@]}" ||
     echo "could not install ${need[*]}; the Neovim screenshot tests will skip" >&2
-fi
 exit 0
