@@ -15,8 +15,9 @@ const workspace = process.env.ACP_LSP_WORKSPACE;
 const installMs = Number(process.env.ACP_LSP_INSTALL_TIMEOUT_MS || "300000");
 const ANSWER = "I am the acp-lsp demo agent";
 
+const started = Date.now();
 function log(message) {
-  process.stderr.write(`[install] ${message}\n`);
+  process.stderr.write(`[install +${((Date.now() - started) / 1000).toFixed(1)} s] ${message}\n`);
 }
 
 function check(name, ok, detail = "") {
@@ -30,19 +31,24 @@ async function notifications(page) {
   return `${toasts} ${centre}`.replace(/\s+/g, " ").trim();
 }
 
-/** Ask `/help` and wait for the demo agent's answer; the answer's text, or what was on screen.
- * Answers already shown are marked first (after a restart the chat may show a new session). */
+/** Ask `/help` and wait for the demo agent's answer: {ok, text}, the answer, or why not with
+ * what was on screen. Answers already shown are marked first (after a restart the chat may show
+ * a new session). */
 async function ask(page, chat, timeoutMs) {
   await chat.locator(".message.agent").evaluateAll((els) => els.forEach((el) => el.setAttribute("data-seen", "1")));
   await chat.locator("#input").fill("/help");
+  // the slash-command list opens on "/": Escape closes it, or Enter would pick from it
+  await chat.locator("#input").press("Escape");
   await chat.locator("#input").press("Enter");
+  log("asked /help");
   return poll(async () => {
     const answers = (await chat.locator(".message.agent:not([data-seen])").allInnerTexts()).filter((t) => t.includes(ANSWER));
     const idle = (await chat.locator("#statusline").innerText()).includes("Idle");
-    return answers.length > 0 && idle ? answers[answers.length - 1] : null;
+    return answers.length > 0 && idle ? { ok: true, text: answers[answers.length - 1] } : null;
   }, "the demo agent's answer", timeoutMs).catch(async (error) => {
-    await page.screenshot({ path: `${workspace}/../install-failure.png` }).catch(() => undefined);
-    return `${error.message} | on screen: ${await notifications(page)} | chat: ${await chat.locator("#timeline").innerText().catch(() => "")}`;
+    await page.screenshot({ path: `${workspace}/../install-failure.png`, timeout: 10_000 }).catch(() => undefined);
+    const status = await chat.locator("#statusline").innerText({ timeout: 5_000 }).catch(() => "");
+    return { ok: false, text: `${error.message} | status: ${status} | on screen: ${await notifications(page)}` };
   });
 }
 
@@ -58,22 +64,30 @@ try {
     const names = await chat.locator("#agent option").allInnerTexts();
     return names.length > 0 ? names.join(", ") : null;
   }, "the agent picker filled (the server running)", installMs).catch(async (error) => `${error.message} | on screen: ${await notifications(page)}`);
+  log(`agent picker: ${agents}`);
   check("the server starts with no setting: the agent picker lists the demo agent", /demo/i.test(agents), agents);
   const first = await ask(page, chat, 60_000);
-  check("the first session answers", first.includes(ANSWER), first);
+  log("first answer");
+  check("the first session answers", first.ok, first.text);
   await runCommand(page, "ACP: Restart Server", log);
-  await poll(async () => (await chat.locator("#agent option").count()) > 0, "the agent picker after the restart", 60_000).catch(() => undefined);
+  // the restart closes the chat's session (the new server knows none): the next prompt starts one
+  await poll(async () => (await chat.locator("#statusline").innerText()).includes("Closed"), "the old session closed by the restart", 60_000).catch(() => undefined);
+  log("restarted");
   const again = await ask(page, chat, 60_000);
-  check("after a restart the server answers again", again.includes(ANSWER), again);
+  check("after a restart the server answers again", again.ok, again.text);
   const oldServer = process.env.ACP_LSP_OLD_SERVER;
   if (oldServer) {
     const file = process.env.ACP_LSP_USER_SETTINGS;
     writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, "utf8")), "acpLsp.server.command": oldServer }));
     // code-server does not watch settings.json here: the window reloads, as after an edit by hand
+    const reloaded = page.waitForEvent("load", { timeout: 60_000 });
     await runCommand(page, "Developer: Reload Window", log);
+    await reloaded; // not the old window's workbench: the new one
     await page.waitForSelector(".monaco-workbench", { timeout: 60_000 });
+    log("reloaded");
     // A notification shown while the window starts may go to the notification centre only
     await runCommand(page, "Notifications: Show Notifications", log);
+    log("notification centre open");
     const version = process.env.ACP_LSP_EXTENSION_VERSION;
     const warning = await poll(async () => {
       const text = await notifications(page);

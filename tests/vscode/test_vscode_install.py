@@ -152,6 +152,7 @@ def _run(root: Path, vsix: Path, *, uv: bool, old_server: bool = False) -> dict[
             drive["ACP_LSP_USER_SETTINGS"] = str(root / "user" / "User" / "settings.json")
             drive["ACP_LSP_EXTENSION_VERSION"] = _version()
         run = run_driver(DRIVER, drive, 540)
+        (root / "driver.log").write_text(run.stderr, encoding="utf-8")  # kept for a failure
         # the reload to the old server ends the bundled one: none of its servers may be left
         servers = _servers(root, 0 if old_server else 1)
     finally:
