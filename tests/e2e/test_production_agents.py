@@ -22,6 +22,7 @@ from pytest_lsp import ClientServerConfig
 from acp_lsp import protocol as p
 from acp_lsp.presets import PRODUCTION_AGENTS, ProductionAgent, presets
 from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities
+from tests.support.production import processes_of
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -104,29 +105,15 @@ async def error_of(coro: Any) -> JsonRpcException:
     return info.value
 
 
-def processes_under(path: Path) -> list[str]:
-    """Command lines of live processes started from ``path`` (the agent's install)."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if str(path) in cmdline:
-            found.append(cmdline)
-    return found
-
-
-async def finish(editor: TestEditor, agent: ProductionAgent) -> None:
+async def finish(editor: TestEditor, agent: ProductionAgent, home: Path) -> None:
     # the server keeps serving after the agent refused
     listed = (await editor.acp(p.ACP_LIST_AGENTS))["agents"]
     entry = next(a for a in listed if a["name"] == agent.name)
     assert entry["version"] == agent.version
     await editor.shutdown_session()
     assert not editor.schema_errors, editor.schema_errors
-    assert processes_under(AGENTS / agent.name) == []
+    # nothing the agent started is left (its processes, and only this test's, have HOME=home)
+    assert processes_of(home) == []
 
 
 async def test_claude_sessions_modes_options_and_login(tmp_path: Path, workspace: Path) -> None:
@@ -164,7 +151,7 @@ async def test_claude_sessions_modes_options_and_login(tmp_path: Path, workspace
         p.ACP_AUTHENTICATE, {"agent": "claude", "methodId": login["methodId"]}
     )
     assert answer["terminal"]["args"] == login["args"]
-    await finish(editor, agent)
+    await finish(editor, agent, tmp_path / "home")
 
 
 async def test_codex_names_the_variables_to_set(tmp_path: Path, workspace: Path) -> None:
@@ -177,7 +164,7 @@ async def test_codex_names_the_variables_to_set(tmp_path: Path, workspace: Path)
     assert methods["codex-api-key"]["type"] == "env_var"
     answer = await editor.acp(p.ACP_AUTHENTICATE, {"agent": "codex", "methodId": "openai-api-key"})
     assert answer["envVars"] == [{"name": "OPENAI_API_KEY"}]
-    await finish(editor, agent)
+    await finish(editor, agent, tmp_path / "home")
 
 
 async def test_gemini_says_the_key_is_missing(tmp_path: Path, workspace: Path) -> None:
@@ -187,7 +174,7 @@ async def test_gemini_says_the_key_is_missing(tmp_path: Path, workspace: Path) -
     assert err.code == p.AUTH_REQUIRED
     assert "Gemini API key is missing" in err.message
     assert {"oauth-personal", "gemini-api-key"} <= {m["id"] for m in err.data["authMethods"]}
-    await finish(editor, agent)
+    await finish(editor, agent, tmp_path / "home")
 
 
 async def test_qwen_offers_its_terminal_login(tmp_path: Path, workspace: Path) -> None:
@@ -197,4 +184,4 @@ async def test_qwen_offers_its_terminal_login(tmp_path: Path, workspace: Path) -
     assert err.code == p.AUTH_REQUIRED
     login = err.data["loginTerminal"]
     assert login["methodId"] == "openai" and login["args"] == ["--acp", "--auth-type=openai"]
-    await finish(editor, agent)
+    await finish(editor, agent, tmp_path / "home")
