@@ -13,7 +13,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig
 
-from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities
+from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities, coverage_env
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_WORKSPACE = ROOT / "acp_lsp" / "demo_workspace"
@@ -81,7 +81,7 @@ def with_fast_demo(options: dict[str, Any]) -> dict[str, Any]:
     """The demo agent without its streaming pauses (tests need no theatre)."""
     agents = dict(options.get("agents") or {})
     demo = dict(agents.get("demo") or {})
-    demo.setdefault("env", {"ACP_DEMO_DELAY": "0"})
+    demo.setdefault("env", {"ACP_DEMO_DELAY": "0", **coverage_env()})
     agents["demo"] = demo
     return {**options, "agents": agents}
 

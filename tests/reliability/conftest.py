@@ -26,7 +26,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig
 
 from tests.agents import read_log
-from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities
+from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities, coverage_env
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_WORKSPACE = ROOT / "acp_lsp" / "demo_workspace"
@@ -91,7 +91,7 @@ def read_pids(path: Path) -> list[int]:
 
 def demo_agent(*, pidfile: Path | None = None, state_dir: Path | None = None) -> JsonObject:
     """The built-in demo agent without streaming pauses, optionally reporting its pid."""
-    env = {"ACP_DEMO_DELAY": "0"}
+    env = {"ACP_DEMO_DELAY": "0", **coverage_env()}
     if state_dir is not None:
         env["ACP_DEMO_STATE_DIR"] = str(state_dir)
     argv = [sys.executable, "-m", "acp_lsp.demo_agent"]

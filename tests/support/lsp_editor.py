@@ -9,6 +9,8 @@ model of every session from ``acp/sessionUpdate`` (the same merge an editor fron
 from __future__ import annotations
 
 import asyncio
+import copy
+import functools
 import os
 import sys
 from collections import defaultdict
@@ -37,6 +39,18 @@ ROOT = Path(__file__).resolve().parents[2]
 SERVER_COMMAND = [sys.executable, "-m", "acp_lsp"]
 
 
+def coverage_env() -> dict[str, str]:
+    """In a measured run (`./run tests`: coverage with patch = subprocess), what a Python agent
+    the bridge starts needs to be measured too: agents get an environment of their own."""
+    config = os.environ.get("COVERAGE_PROCESS_CONFIG")
+    return {"COVERAGE_PROCESS_CONFIG": config} if config else {}
+
+
+shared_converter = functools.cache(default_converter)
+"""One converter for every test editor of the process: cattrs generates (and compiles) its
+structure and unstructure functions per converter, which cost each new editor ~0.1 s of CPU."""
+
+
 class RawAcpProtocol(LanguageClientProtocol):
     """Keep acp/* params as plain JSON dicts (the test asserts on the wire shape)."""
 
@@ -58,7 +72,7 @@ class TestEditor(LanguageClient):
     __test__ = False
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(protocol_cls=RawAcpProtocol, converter_factory=default_converter, **kwargs)
+        super().__init__(protocol_cls=RawAcpProtocol, converter_factory=shared_converter, **kwargs)
         self.docs: dict[str, Doc] = {}
         self.schema_errors: list[str] = []
         self.encoding = "utf-16"
@@ -324,7 +338,13 @@ def pick(kind: str) -> PermissionPolicy:
 
 
 def capabilities(profile: str, *, rich: bool = True) -> types.ClientCapabilities:
-    caps = pytest_lsp.client_capabilities(profile)
+    caps = copy.deepcopy(_profile(profile))
     experimental = {"acp": {"requestPermission": rich, "saveDocument": rich, "elicitation": rich}}
     caps.experimental = experimental
     return caps
+
+
+@functools.cache
+def _profile(profile: str) -> types.ClientCapabilities:
+    """pytest-lsp reads and structures a profile with a new converter each time (~0.1 s)."""
+    return pytest_lsp.client_capabilities(profile)
