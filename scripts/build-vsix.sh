@@ -3,7 +3,8 @@
 # package`: its vscode:prepublish bundles with esbuild --production and builds the server's
 # wheel into server/). Used by tests/vscode/tools.py (package_vsix) and by scripts/release.sh.
 # Node: .cache/vscode's Node 24 (scripts/setup-vscode.sh) when present, else node on PATH.
-# The extension's node_modules are installed with `npm ci` when missing.
+# The extension's node_modules are installed with `npm ci` when missing. Builds in
+# editors/vscode take its .build-lock (tests/vscode/tools.py building()).
 # Usage: scripts/build-vsix.sh OUT.vsix
 set -euo pipefail
 out="$(realpath -m "${1:?usage: scripts/build-vsix.sh OUT.vsix}")"
@@ -18,5 +19,8 @@ if [[ ! -f "$ext_dir/node_modules/@vscode/vsce/vsce" ]]; then
 fi
 mkdir -p "$(dirname "$out")"
 cd "$ext_dir"
+# one build at a time in editors/vscode (the test suite's workers build side by side)
+exec 9>"$ext_dir/.build-lock"
+flock 9
 node node_modules/@vscode/vsce/vsce package --no-dependencies \
     --allow-missing-repository -o "$out"

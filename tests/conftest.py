@@ -1,5 +1,7 @@
 """Every server the tests start keeps its session history in a throwaway data dir, never in
-the user's ~/.local/share/acp-lsp."""
+the user's ~/.local/share/acp-lsp. Under pytest-xdist (`./run tests` runs `-n`, `--dist
+loadgroup`), tests that share a module-scoped fixture (one code-server, one built wheel) run on
+one worker, so each such fixture is built once (`xdist_groups`)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,8 +18,87 @@ from tests.model_server import ModelServer
 REPO = Path(__file__).resolve().parents[1]
 
 
+SHARED_SCOPES = ("module", "package", "class")
+"""Fixtures of these scopes are built once per worker that uses them (session fixtures are
+built on every worker anyway)."""
+
+
+FULL_ONLY = (
+    "tests/reliability/",
+    "tests/unit/test_bench_smoke.py",
+    "tests/vscode/test_vscode",
+    "tests/vscode/test_extension_build.py",
+    "tests/nvim/",
+    "tests/emacs/",
+    "tests/e2e/test_production_",
+    "tests/e2e/test_editor_tools_agents.py",
+    "tests/e2e/test_packaging.py",
+    "tests/e2e/test_release.py",
+    "tests/e2e/test_registry.py",
+)
+"""Tests left to the full run: the fault-injection suite and the bench smoke runs (minutes of
+CPU), and what needs the full run's installs: real editors, production agents, packaging and
+release builds, registry installs."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
     os.environ["ACP_LSP_DATA_DIR"] = tempfile.mkdtemp(prefix="acp-lsp-test-data-")
+    config.addinivalue_line(
+        "markers",
+        "quick: in `./run tests --quick` (lint, types, unit tests, end to end with the "
+        "scripted agents); set from the test's path (FULL_ONLY) and the heavy marker",
+    )
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """loadgroup with a bound on the code-server groups running at once (tests/support/
+    scheduling.py)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from tests.support.scheduling import ResourceScheduling
+
+    return ResourceScheduling(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        if not path.startswith(FULL_ONLY) and item.get_closest_marker("heavy") is None:
+            item.add_marker(pytest.mark.quick)
+    xdist_groups(items)
+
+
+def xdist_groups(items: list[pytest.Item]) -> None:
+    """Tests with no group of their own that share a module-scoped fixture of the tests' own,
+    directly or through another test (one code-server serving two fixtures), get one group:
+    they run on one worker, where each such fixture is built once."""
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    shared_of: dict[int, list[str]] = {}
+    for index, item in enumerate(items):
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        module = item.nodeid.split("::", 1)[0]
+        keys = []
+        for name, defs in info.name2fixturedefs.items() if info is not None else ():
+            fixture = defs[-1]
+            if fixture.scope in SHARED_SCOPES and fixture.baseid.startswith("tests/"):
+                keys.append(f"{module}:{name}" + (f"={params[name]}" if name in params else ""))
+        for key in keys[1:]:
+            parent[root(key)] = root(keys[0])
+        if keys:
+            shared_of[index] = keys
+    for index, keys in shared_of.items():
+        group = root(keys[0])
+        items[index].add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture
@@ -27,6 +109,33 @@ def model() -> Iterator[ModelServer]:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    time_by_folder(terminalreporter)
+    list_artifacts(terminalreporter)
+
+
+def time_by_folder(terminalreporter: pytest.TerminalReporter) -> None:
+    """Where the run's time went: each folder's tests' time (setup, call and teardown), summed
+    over the workers (so more than the wall time when they run side by side)."""
+    totals: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if not isinstance(report, pytest.TestReport):
+                continue
+            folder = "/".join(report.nodeid.split("/")[:2])
+            totals[folder] = totals.get(folder, 0.0) + report.duration
+            if report.when == "call":
+                counts[folder] = counts.get(folder, 0) + 1
+    if not totals:
+        return
+    terminalreporter.section("time by folder (summed over workers)")
+    for folder, seconds in sorted(totals.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line(
+            f"{folder:<28} {counts.get(folder, 0):>5} tests {seconds:8.1f} s"
+        )
+
+
+def list_artifacts(terminalreporter: pytest.TerminalReporter) -> None:
     """With ACP_LSP_LIST_ARTIFACTS set (.ci/run sets it): the files the tests left for CI to
     attach (wheel and sdist, the .vsix, screenshots), listed before pytest's closing line."""
     if not os.environ.get("ACP_LSP_LIST_ARTIFACTS"):

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from acp_lsp import __version__
-from tests.vscode.tools import EXTENSION, extension_deps_missing, package_vsix
+from tests.vscode.tools import EXTENSION, VSCODE_BUILD, extension_deps_missing, package_vsix
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -216,6 +216,7 @@ def test_uvx_runs_the_wheel_and_uv_tool_installs_it(dist: Path, tmp_path: Path) 
     user.assert_acp_lsp_on_path_runs_a_session()
 
 
+@pytest.mark.xdist_group(VSCODE_BUILD)
 def test_the_vsix_holds_the_bundled_extension(tmp_path: Path) -> None:
     """The .vsix a VS Code user installs (`code --install-extension`), kept in
     artifacts/vscode/ for CI; tests/vscode installs the same build into code-server."""
@@ -223,7 +224,7 @@ def test_the_vsix_holds_the_bundled_extension(tmp_path: Path) -> None:
     if reason is not None:
         pytest.skip(reason)
     manifest = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
-    vsix = package_vsix(tmp_path)
+    vsix = package_vsix(tmp_path, fresh=True)
     with zipfile.ZipFile(vsix) as zf:
         names = set(zf.namelist())
         packaged = json.loads(zf.read("extension/package.json"))

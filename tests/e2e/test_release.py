@@ -25,7 +25,10 @@ from pytest_lsp import ClientServerConfig
 from acp_lsp import __version__
 from tests.e2e.conftest import server_env
 from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities
-from tests.vscode.tools import extension_deps_missing, node
+from tests.vscode.tools import VSCODE_BUILD, extension_deps_missing, node
+
+# the release builds the .vsix in editors/vscode
+pytestmark = pytest.mark.xdist_group(VSCODE_BUILD)
 
 ROOT = Path(__file__).resolve().parents[2]
 V = __version__

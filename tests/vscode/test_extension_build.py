@@ -8,11 +8,18 @@ import re
 
 import pytest
 
-from tests.vscode.tools import EXTENSION, build_extension, extension_deps_missing, run_node
-
-pytestmark = pytest.mark.skipif(
-    extension_deps_missing() is not None, reason=extension_deps_missing() or ""
+from tests.vscode.tools import (
+    EXTENSION,
+    VSCODE_BUILD,
+    build_extension,
+    extension_deps_missing,
+    run_node,
 )
+
+pytestmark = [
+    pytest.mark.xdist_group(VSCODE_BUILD),
+    pytest.mark.skipif(extension_deps_missing() is not None, reason=extension_deps_missing() or ""),
+]
 
 
 @pytest.mark.timeout(180)

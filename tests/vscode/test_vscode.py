@@ -34,6 +34,7 @@ from tests.vscode.tools import (
     EXTENSION,
     REPO,
     TOOLS,
+    VSCODE_BUILD,
     CodeServer,
     build_extension,
     code_server_missing,
@@ -41,6 +42,9 @@ from tests.vscode.tools import (
     package_vsix,
     start_code_server,
 )
+
+# builds the extension's tests in editors/vscode and loads the extension from there
+pytestmark = pytest.mark.xdist_group(VSCODE_BUILD)
 
 DRIVER = Path(__file__).with_name("driver.mjs")
 E2E = EXTENSION / "src" / "test" / "e2e"
@@ -146,8 +150,9 @@ def harness(code_server: CodeServer) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def ui(code_server: CodeServer) -> dict[str, Any]:
     """Use the chat webview through Chromium once; one result per check."""
-    for old in ARTIFACTS.glob("*.png"):
-        old.unlink()  # only this run's screenshots count
+    for pattern in ("chat-*.png", "session-*.png", "failure.png"):
+        for old in ARTIFACTS.glob(pattern):
+            old.unlink()  # only this run's screenshots count (other modules' stay)
     code, out, err = _driver(code_server, "ui", code_server.root / "ui-ws", 180)
     checks: dict[str, dict[str, Any]] = {}
     for line in out.splitlines():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -11,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,6 +83,20 @@ def run_node(args: list[str], *, cwd: Path, timeout: float) -> subprocess.Comple
     )
 
 
+@contextlib.contextmanager
+def building() -> Iterator[None]:
+    """Builds write into editors/vscode (dist/, out/, server/): one at a time on this machine,
+    whichever pytest worker asks (scripts/build-vsix.sh takes the same lock; the tests that also
+    read those folders share an xdist group, VSCODE_BUILD)."""
+    with (EXTENSION / ".build-lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+VSCODE_BUILD = "vscode-build"
+"""The xdist group of the tests that build in editors/vscode or load the extension from there."""
+
+
 def build_extension(*, tests: bool, production: bool = False) -> None:
     """Bundle the extension (and its tests) with esbuild; raise with the output on failure."""
     args = ["esbuild.mjs"]
@@ -87,16 +104,23 @@ def build_extension(*, tests: bool, production: bool = False) -> None:
         args.append("--tests")
     if production:
         args.append("--production")
-    result = run_node(args, cwd=EXTENSION, timeout=120)
+    with building():
+        result = run_node(args, cwd=EXTENSION, timeout=120)
     if result.returncode != 0:
         raise RuntimeError(f"esbuild failed:\n{result.stdout}\n{result.stderr}")
 
 
-def package_vsix(out: Path) -> Path:
+def package_vsix(out: Path, *, fresh: bool = False) -> Path:
     """`vsce package` through scripts/build-vsix.sh (the same build as `./run release`; the
-    extension's prepublish bundles with esbuild --production) into out/acp-lsp.vsix."""
+    extension's prepublish bundles with esbuild --production) into out/acp-lsp.vsix. Unless
+    ``fresh``, the .vsix that scripts/test.sh built once for the run ($ACP_LSP_TEST_VSIX) is
+    copied instead: every code-server test installs the same build."""
     vsix = out / "acp-lsp.vsix"
-    result = subprocess.run(
+    built = os.environ.get("ACP_LSP_TEST_VSIX")
+    if not fresh and built and Path(built).is_file():
+        shutil.copyfile(built, vsix)
+        return vsix
+    result = subprocess.run(  # build-vsix.sh takes the build lock itself
         ["bash", str(REPO / "scripts" / "build-vsix.sh"), str(vsix)],
         env=node_env(),
         capture_output=True,
@@ -321,4 +345,6 @@ def assert_check(checks: dict[str, dict[str, Any]], name: str, output: str) -> N
     assert check is not None, (
         f"the flow stopped before this check: {failure['detail'] if failure else ''}\n{output}"
     )
-    assert check["ok"], check["detail"]
+    assert check["ok"], (
+        f"{check['detail']}\n--- what the driver and the editor logged ---\n{output[-6000:]}"
+    )
