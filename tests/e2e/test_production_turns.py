@@ -9,19 +9,20 @@ records what each agent did in these turns.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from acp_lsp import protocol as p
 from tests.model_server import ModelServer, Say, Script, Tool
 from tests.model_server.script import long_turn, read_edit_answer, several_turns, shell_edit, stall
 from tests.support.lsp_editor import TestEditor, pick
 from tests.support.production import (
+    Turns,
+    cancel_mid_stream,
     diffs,
+    ended,
     open_session,
     processes_of,
     start_agent,
@@ -32,7 +33,6 @@ from tests.support.production import (
 pytestmark = pytest.mark.timeout(240)
 
 GREET = 'def greet(name):\n    return f"Hello, {name}!"\n'
-TURN = 180.0  # a whole turn on a shared 2-core machine: generous, never asserted on
 LONG_TURN = 480.0
 LONG_CALLS = 200
 
@@ -43,6 +43,11 @@ def ws(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "greet.py").write_text(GREET, encoding="utf-8")
     return root
+
+
+@pytest.fixture
+def turns(tmp_path: Path, ws: Path, model: ModelServer) -> Turns:
+    return Turns(tmp_path, ws, model)
 
 
 def thinking(script: Script, turn: int, thought: str) -> Script:
@@ -66,13 +71,12 @@ async def finish(editor: TestEditor, model: ModelServer, tmp_path: Path) -> None
 # -- Claude ------------------------------------------------------------------------------------
 
 
-async def test_claude_reads_edits_and_answers(tmp_path: Path, ws: Path, model: ModelServer) -> None:
+async def test_claude_reads_edits_and_answers(
+    tmp_path: Path, ws: Path, model: ModelServer, turns: Turns
+) -> None:
     model.script = read_edit_answer(str(ws))
-    editor = await start_agent(tmp_path, ws, "claude", model)
-    editor.open(ws / "greet.py")  # the user has the file open (sync is asserted elsewhere)
-    sid = await open_session(editor)  # Claude's own default mode: auto
-    result = await editor.prompt(sid, "Change the greeting to Howdy.", timeout=TURN)
-    assert result["stopReason"] == "end_turn"
+    # the user has the file open (sync is asserted elsewhere); Claude's own default mode: auto
+    editor, sid = await turns.one("claude", "Change the greeting to Howdy.", opened=ws / "greet.py")
     assert texts(editor, sid)[-1].endswith("I updated the greeting in greet.py.")
     read, edit = tool_calls(editor, sid)
     assert (read["kind"], read["title"], read["status"]) == ("read", "Read greet.py", "completed")
@@ -95,13 +99,11 @@ async def test_claude_reads_edits_and_answers(tmp_path: Path, ws: Path, model: M
 
 
 async def test_claude_auto_mode_runs_a_shell_command_its_classifier_allows(
-    tmp_path: Path, ws: Path, model: ModelServer
+    tmp_path: Path, ws: Path, model: ModelServer, turns: Turns
 ) -> None:
     model.script = shell_edit(str(ws))
-    editor = await start_agent(tmp_path, ws, "claude", model)
-    sid = await open_session(editor)  # auto
-    result = await editor.prompt(sid, "Use sed to change the greeting.", timeout=TURN)
-    assert result["stopReason"] == "end_turn"
+    # Claude's own default mode: auto
+    editor, sid = await turns.one("claude", "Use sed to change the greeting.")
     [bash] = tool_calls(editor, sid)
     assert (bash["kind"], bash["status"]) == ("execute", "completed")
     assert (ws / "greet.py").read_text(encoding="utf-8") == GREET.replace("Hello", "Howdy")
@@ -114,14 +116,13 @@ async def test_claude_auto_mode_runs_a_shell_command_its_classifier_allows(
 
 
 async def test_claude_manual_mode_asks_before_a_shell_command(
-    tmp_path: Path, ws: Path, model: ModelServer
+    tmp_path: Path, ws: Path, model: ModelServer, turns: Turns
 ) -> None:
     model.script = shell_edit(str(ws))
-    editor = await start_agent(tmp_path, ws, "claude", model)
-    editor.permission_policy = pick("allow_once")
-    sid = await open_session(editor, "default")  # "Manual": always ask before making changes
-    result = await editor.prompt(sid, "Use sed to change the greeting.", timeout=TURN)
-    assert result["stopReason"] == "end_turn"
+    # "Manual": always ask before making changes
+    editor, sid = await turns.one(
+        "claude", "Use sed to change the greeting.", mode="default", policy=pick("allow_once")
+    )
     [asked] = editor.permission_requests
     assert "sed -i 's/Hello/Howdy/'" in asked["toolCall"]["title"]
     assert asked["toolCall"]["kind"] == "execute"
@@ -134,14 +135,12 @@ async def test_claude_manual_mode_asks_before_a_shell_command(
 
 
 async def test_claude_manual_mode_edit_the_user_rejects_stays_undone(
-    tmp_path: Path, ws: Path, model: ModelServer
+    tmp_path: Path, ws: Path, model: ModelServer, turns: Turns
 ) -> None:
     model.script = read_edit_answer(str(ws))
-    editor = await start_agent(tmp_path, ws, "claude", model)
-    editor.permission_policy = pick("reject_once")
-    sid = await open_session(editor, "default")
-    result = await editor.prompt(sid, "Change the greeting.", timeout=TURN)
-    assert result["stopReason"] == "end_turn"
+    editor, sid = await turns.one(
+        "claude", "Change the greeting.", mode="default", policy=pick("reject_once")
+    )
     [asked] = editor.permission_requests  # the read needs no permission, the edit does
     assert asked["toolCall"]["title"] == "Edit greet.py"
     edit = tool_calls(editor, sid)[-1]
@@ -151,7 +150,7 @@ async def test_claude_manual_mode_edit_the_user_rejects_stays_undone(
 
 
 async def test_claude_writes_a_new_file_and_deletes_one(
-    tmp_path: Path, ws: Path, model: ModelServer
+    tmp_path: Path, ws: Path, model: ModelServer, turns: Turns
 ) -> None:
     notes = ws / "notes.txt"
     model.script = Script(
@@ -164,10 +163,7 @@ async def test_claude_writes_a_new_file_and_deletes_one(
             ]
         ],
     )
-    editor = await start_agent(tmp_path, ws, "claude", model)
-    sid = await open_session(editor, "acceptEdits")
-    result = await editor.prompt(sid, "Write notes, drop greet.py.", timeout=TURN)
-    assert result["stopReason"] == "end_turn"
+    editor, sid = await turns.one("claude", "Write notes, drop greet.py.", mode="acceptEdits")
     write, rm = tool_calls(editor, sid)
     assert (write["kind"], write["status"]) == ("edit", "completed")
     [diff] = diffs(write)
@@ -188,8 +184,7 @@ async def test_claude_several_turns_in_one_session(
     editor = await start_agent(tmp_path, ws, "claude", model)
     sid = await open_session(editor)
     for n in range(3):
-        result = await editor.prompt(sid, f"Turn {n + 1}, please.", timeout=TURN)
-        assert result["stopReason"] == "end_turn"
+        await ended(editor, sid, f"Turn {n + 1}, please.")
     said = texts(editor, sid)
     assert [t for t in said if t.startswith("Turn")] == [
         "Turn 1: I read it.",
@@ -225,18 +220,6 @@ async def test_long_turn(
     await finish(editor, model, tmp_path)
 
 
-async def cancel_mid_stream(editor: TestEditor, model: ModelServer, sid: str) -> None:
-    turn = asyncio.ensure_future(editor.prompt(sid, "Tell me a story.", timeout=TURN))
-    assert await asyncio.to_thread(model.wait_stalled, TURN), "the answer never started"
-    # the first pieces reach the editor before the stall
-    await editor.wait_for(lambda: any(texts(editor, sid)), timeout=TURN)
-    assert (await editor.acp(p.ACP_CANCEL, {"sessionId": sid})) == {}
-    result = await turn
-    model.release()
-    assert result["stopReason"] == "cancelled"
-    assert editor.status_values(sid)[-1] == "idle"
-
-
 async def test_claude_cancel_mid_stream_ends_cancelled(
     tmp_path: Path, ws: Path, model: ModelServer
 ) -> None:
@@ -254,13 +237,13 @@ async def test_claude_cancel_mid_stream_ends_cancelled(
 # choose on such a machine.
 
 
-async def test_codex_reads_edits_and_answers(tmp_path: Path, ws: Path, model: ModelServer) -> None:
+async def test_codex_reads_edits_and_answers(
+    tmp_path: Path, ws: Path, model: ModelServer, turns: Turns
+) -> None:
     model.script = read_edit_answer(str(ws))
-    editor = await start_agent(tmp_path, ws, "codex", model)
-    editor.open(ws / "greet.py")
-    sid = await open_session(editor, "full-access")
-    result = await editor.prompt(sid, "Change the greeting to Howdy.", timeout=TURN)
-    assert result["stopReason"] == "end_turn"
+    editor, sid = await turns.one(
+        "codex", "Change the greeting to Howdy.", mode="full-access", opened=ws / "greet.py"
+    )
     assert texts(editor, sid)[-1] == "I updated the greeting in greet.py."
     read, edit = tool_calls(editor, sid)
     # Codex reads with `cat` and says so as a read
@@ -279,14 +262,13 @@ async def test_codex_reads_edits_and_answers(tmp_path: Path, ws: Path, model: Mo
 
 
 async def test_codex_read_only_asks_before_apply_patch_in_its_sandbox(
-    tmp_path: Path, ws: Path, model: ModelServer
+    tmp_path: Path, ws: Path, model: ModelServer, turns: Turns
 ) -> None:
     model.script = read_edit_answer(str(ws))
-    editor = await start_agent(tmp_path, ws, "codex-sandboxed", model)
-    editor.permission_policy = pick("allow_once")
-    sid = await open_session(editor)  # Codex starts read-only
-    result = await editor.prompt(sid, "Change the greeting to Howdy.", timeout=TURN)
-    assert result["stopReason"] == "end_turn"
+    # Codex starts read-only
+    editor, sid = await turns.one(
+        "codex-sandboxed", "Change the greeting to Howdy.", policy=pick("allow_once")
+    )
     [asked] = editor.permission_requests  # the sandboxed `cat` needs no permission
     assert asked["toolCall"]["kind"] == "edit"
     assert asked["toolCall"]["title"] == f"Edit {ws / 'greet.py'}"
@@ -298,7 +280,7 @@ async def test_codex_read_only_asks_before_apply_patch_in_its_sandbox(
 
 
 async def test_codex_writes_a_new_file_and_deletes_one(
-    tmp_path: Path, ws: Path, model: ModelServer
+    tmp_path: Path, ws: Path, model: ModelServer, turns: Turns
 ) -> None:
     notes = ws / "notes.txt"
     model.script = Script(
@@ -311,10 +293,7 @@ async def test_codex_writes_a_new_file_and_deletes_one(
             ]
         ],
     )
-    editor = await start_agent(tmp_path, ws, "codex", model)
-    sid = await open_session(editor, "full-access")
-    result = await editor.prompt(sid, "Write notes, drop greet.py.", timeout=TURN)
-    assert result["stopReason"] == "end_turn"
+    editor, sid = await turns.one("codex", "Write notes, drop greet.py.", mode="full-access")
     add, rm = tool_calls(editor, sid)
     # apply_patch "Add File" is an edit whose diff has no old text
     assert (add["kind"], add["status"]) == ("edit", "completed")
@@ -328,13 +307,10 @@ async def test_codex_writes_a_new_file_and_deletes_one(
 
 
 async def test_codex_auto_mode_runs_a_workspace_command_in_its_sandbox_unasked(
-    tmp_path: Path, ws: Path, model: ModelServer
+    tmp_path: Path, ws: Path, model: ModelServer, turns: Turns
 ) -> None:
     model.script = shell_edit(str(ws))
-    editor = await start_agent(tmp_path, ws, "codex-sandboxed", model)
-    sid = await open_session(editor, "auto")
-    result = await editor.prompt(sid, "Use sed to change the greeting.", timeout=TURN)
-    assert result["stopReason"] == "end_turn"
+    editor, sid = await turns.one("codex-sandboxed", "Use sed to change the greeting.", mode="auto")
     [sed] = tool_calls(editor, sid)
     assert (sed["kind"], sed["status"]) == ("execute", "completed")
     assert editor.permission_requests == []
@@ -343,13 +319,10 @@ async def test_codex_auto_mode_runs_a_workspace_command_in_its_sandbox_unasked(
 
 
 async def test_codex_shell_command_changes_a_file(
-    tmp_path: Path, ws: Path, model: ModelServer
+    tmp_path: Path, ws: Path, model: ModelServer, turns: Turns
 ) -> None:
     model.script = shell_edit(str(ws))
-    editor = await start_agent(tmp_path, ws, "codex", model)
-    sid = await open_session(editor, "full-access")
-    result = await editor.prompt(sid, "Use sed to change the greeting.", timeout=TURN)
-    assert result["stopReason"] == "end_turn"
+    editor, sid = await turns.one("codex", "Use sed to change the greeting.", mode="full-access")
     [sed] = tool_calls(editor, sid)
     assert sed["status"] == "completed" and "sed -i" in sed["title"]
     assert (ws / "greet.py").read_text(encoding="utf-8") == GREET.replace("Hello", "Howdy")
@@ -364,8 +337,7 @@ async def test_codex_several_turns_and_a_cancel(
     editor = await start_agent(tmp_path, ws, "codex", model)
     sid = await open_session(editor, "full-access")
     for n in range(2):
-        result = await editor.prompt(sid, f"Turn {n + 1}, please.", timeout=TURN)
-        assert result["stopReason"] == "end_turn"
+        await ended(editor, sid, f"Turn {n + 1}, please.")
     assert [t for t in texts(editor, sid) if t.startswith("Turn")] == [
         "Turn 1: I read it.",
         "Turn 2: done.",

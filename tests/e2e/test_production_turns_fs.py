@@ -12,7 +12,6 @@ document's text and the disk. docs/agents.md records what each agent did here.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Awaitable
@@ -27,6 +26,7 @@ from tests.model_server.script import several_turns, stall
 from tests.support.lsp_editor import ROOT, JsonObject, PermissionPolicy, TestEditor, pick
 from tests.support.production import (
     agent_config,
+    cancel_mid_stream,
     diffs,
     open_session,
     start_agent,
@@ -318,18 +318,6 @@ async def test_gemini_untrusted_workspace_refuses_privileged_modes(
 
 
 # -- several turns, an extension request, a cancel -----------------------------------------------
-
-
-async def cancel_mid_stream(editor: TestEditor, model: ModelServer, sid: str) -> None:
-    turn = asyncio.ensure_future(editor.prompt(sid, "Tell me a story.", timeout=TURN))
-    assert await asyncio.to_thread(model.wait_stalled, TURN), "the answer never started"
-    # the first pieces reach the editor before the stall
-    await editor.wait_for(lambda: "one two" in "".join(texts(editor, sid)), timeout=TURN)
-    assert (await editor.acp(p.ACP_CANCEL, {"sessionId": sid})) == {}
-    result = await turn
-    model.release()
-    assert result["stopReason"] == "cancelled"
-    assert editor.status_values(sid)[-1] == "idle"
 
 
 @pytest.mark.parametrize("agent", ["qwen", "gemini"])

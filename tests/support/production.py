@@ -22,11 +22,13 @@ Use from a test::
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import subprocess
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +39,7 @@ from pytest_lsp import ClientServerConfig
 from acp_lsp import protocol as p
 from acp_lsp.presets import PRODUCTION_AGENTS
 from tests.model_server import ModelServer
-from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities
+from tests.support.lsp_editor import SERVER_COMMAND, PermissionPolicy, TestEditor, capabilities
 
 JsonObject = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,6 +55,7 @@ CREDENTIALS = (
     "GOOGLE_API_KEY",
 )
 API_KEY = "sk-scripted-offline"
+TURN = 180.0  # a whole turn on a shared 2-core machine: generous, never asserted on
 
 
 def binary(name: str) -> Path:
@@ -354,3 +357,50 @@ async def open_session(editor: TestEditor, mode: str | None = None) -> str:
     if mode is not None:
         await editor.acp(p.ACP_SET_MODE, {"sessionId": sid, "modeId": mode})
     return sid
+
+
+async def ended(editor: TestEditor, sid: str, text: str, timeout: float = TURN) -> None:
+    """One prompt of ``text`` in session ``sid``, which the agent answers to its end."""
+    result = await editor.prompt(sid, text, timeout=timeout)
+    assert result["stopReason"] == "end_turn", result
+
+
+@dataclass
+class Turns:
+    """Whole turns of a production agent on ``workspace`` against ``model``."""
+
+    tmp_path: Path
+    workspace: Path
+    model: ModelServer
+
+    async def one(
+        self,
+        name: str,
+        text: str,
+        *,
+        mode: str | None = None,
+        policy: PermissionPolicy | None = None,
+        opened: Path | None = None,
+    ) -> tuple[TestEditor, str]:
+        """Agent ``name`` started (with ``opened`` open in the editor and the user's answers
+        to prompts from ``policy``), a session in ``mode`` and one whole turn of ``text``."""
+        editor = await start_agent(self.tmp_path, self.workspace, name, self.model)
+        if opened is not None:
+            editor.open(opened)
+        if policy is not None:
+            editor.permission_policy = policy
+        sid = await open_session(editor, mode)
+        await ended(editor, sid, text)
+        return editor, sid
+
+
+async def cancel_mid_stream(editor: TestEditor, model: ModelServer, sid: str) -> None:
+    """A turn on the :func:`stall` script, cancelled once its first words reached the editor."""
+    turn = asyncio.ensure_future(editor.prompt(sid, "Tell me a story.", timeout=TURN))
+    assert await asyncio.to_thread(model.wait_stalled, TURN), "the answer never started"
+    await editor.wait_for(lambda: "one two" in "".join(texts(editor, sid)), timeout=TURN)
+    assert (await editor.acp(p.ACP_CANCEL, {"sessionId": sid})) == {}
+    result = await turn
+    model.release()
+    assert result["stopReason"] == "cancelled"
+    assert editor.status_values(sid)[-1] == "idle"
