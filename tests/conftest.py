@@ -13,7 +13,10 @@ from typing import Any
 
 import pytest
 
-from tests.model_server import ModelServer
+# the shared helpers' asserts say what they saw, as the tests' own do
+pytest.register_assert_rewrite("tests.support")
+
+from tests.model_server import ModelServer  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
