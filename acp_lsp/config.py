@@ -157,6 +157,11 @@ class HistorySettings(_Model):
     """Drop the oldest stored sessions while the file is larger than this."""
 
 
+class ReviewSettings(_Model):
+    tell_agent: bool = True
+    """Start the next prompt after a reject with a line naming what the user rejected."""
+
+
 class EditorToolsSettings(_Model):
     enabled: bool = True
     """Serve the editor's intelligence to agents as MCP tools (per agent: ``editorTools``)."""
@@ -179,6 +184,7 @@ class Settings(_Model):
     follow_debounce_ms: int = 200
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     fs: FsSettings = Field(default_factory=FsSettings)
+    review: ReviewSettings = Field(default_factory=ReviewSettings)
     review_writes: bool = False
     """Route fs/write_text_file edits through the editor's confirmation (change annotations
     with needsConfirmation) where the client supports them."""

@@ -123,6 +123,7 @@ class ReviewEditParams(Params):
     action: Literal["accept", "reject"]
     tool_call_id: str | None = None
     path: str | None = None
+    hunk: int | None = None
 
 
 class AuthenticateParams(Params):

@@ -85,6 +85,7 @@ class DiskSync:
     ) -> None:
         self._files = files
         self._review = review
+        review.undo.disk_written = self.disk_written  # a reject's rewrite reaches buffers
         self._publish = publish
         self._notify = notify
         self._warn = warn

@@ -91,7 +91,8 @@ class EditorSide:
             ask=self._ask,
             say=lambda msg: self.show_message(msg, "warning"),
         )
-        self.review = ReviewManager(self.files, self.publish, self.sandbox)
+        tell = lambda: self.server.settings.review.tell_agent  # noqa: E731
+        self.review = ReviewManager(self.files, self.publish, self.sandbox, tell)
         self.disk = DiskSync(
             files=self.files,
             review=self.review,
@@ -103,7 +104,6 @@ class EditorSide:
             plain=lambda: not any(self.server.protocol.client_acp.values()),
             tasks=self.server.tasks,
         )
-        self.review.disk_written = self.disk.disk_written
         self.logs = LogLimiter()
         self._sessions: dict[str, Session] = {}
         self.recorder: Recorder | None = None  # session history, once the server made it
@@ -364,7 +364,8 @@ class EditorSide:
     async def write_text_file(self, session: Session, path: str, content: str) -> None:
         real = self.resolve(session, path)
         self.review.note_path(session, path, real)
-        await self.files.write(session.session_id, real, content, f"{session.agent}: edit {path}")
+        write = self.files.write(session.session_id, real, content, f"{session.agent}: edit {path}")
+        await self.review.fs_write(session, real, write)
 
     async def create_terminal(
         self,

@@ -25,9 +25,9 @@ both sides): a completed call made its change, a failed one did not.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from acp_lsp.textedits import merge3
 
@@ -239,3 +239,13 @@ def overall_status(statuses: Sequence[str]) -> str:
         return "failed"
     first = statuses[0]
     return first if all(s == first for s in statuses) else "mixed"
+
+
+def made_by(states: Iterable[dict[str, Any] | None]) -> bool | None:
+    """Whether the tool calls made their changes, as far as their statuses tell."""
+    statuses = {state.get("status") if state else None for state in states}
+    if statuses == {"completed"}:
+        return True
+    if statuses and statuses <= {"failed", "cancelled"}:
+        return False
+    return None

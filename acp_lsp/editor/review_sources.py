@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_lsp.editor.review_rules import Diff
+from acp_lsp.sandbox import SandboxError
+
+if TYPE_CHECKING:
+    from acp_lsp.sandbox import Sandbox
+    from acp_lsp.session import Session
 
 
 def location_paths(locations: Any) -> list[str]:
@@ -50,3 +55,14 @@ def diff_items(content: Any) -> list[tuple[str, Diff]]:
         ):
             out.append((path, Diff(old, new)))
     return out
+
+
+def resolve_named(sandbox: Sandbox, session: Session, path: str) -> str | None:
+    """The real path of a path a tool call names (relative to the session's folder); None
+    where the sandbox refuses it."""
+    if not os.path.isabs(path):
+        path = os.path.join(session.cwd, path)
+    try:
+        return sandbox.resolve(path)
+    except SandboxError:
+        return None

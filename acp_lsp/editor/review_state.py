@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from acp_lsp.editor.review_hunks import Hunk, exact_texts, file_status, hunks_of
 from acp_lsp.editor.review_rules import Diff, Snapshot, overall_status
 
 JsonObject = dict[str, Any]
@@ -38,15 +39,54 @@ class FileChange:
     """The change deleted the file (seen on disk): an undo writes the text back."""
     change: str | None = None
     """Seen on disk by the bridge (not only reported): "created", "modified" or "deleted"."""
+    texts: tuple[str, str] | None = None
+    """The exact text before and after the change, once known (review_hunks.exact_texts)."""
+    hunks: list[Hunk] | None = None
+    """Its hunks, once ``texts`` are known; their statuses, once any is decided."""
 
     @property
     def key(self) -> str:
         return self.real or self.path
 
+    def reported(self, diffs: list[Diff]) -> None:
+        """The agent reported the change anew (content replaces whole arrays)."""
+        self.diffs = diffs
+        self.forget_hunks()
+
+    def forget_hunks(self) -> None:
+        """The change's texts may differ now: its hunks are worked out again, unless some
+        are decided already (their indices must stay what the editor was shown)."""
+        if self.hunks is None or all(h.status == "pending" for h in self.hunks):
+            self.texts = self.hunks = None
+
+    def with_hunks(self) -> list[Hunk]:
+        """The change's hunks ([] while its exact texts are unknown)."""
+        if self.hunks is None and self.status == "pending" and not self.deleted:
+            self.texts = exact_texts(self.snapshots, self.diffs)
+            if self.texts is not None:
+                self.hunks = hunks_of(*self.texts)
+        return self.hunks or []
+
+    def hunks_decided(self) -> bool:
+        return any(h.status != "pending" for h in self.hunks or ())
+
     def settle(self, status: str, message: str | None = None) -> None:
         self.status, self.message = status, message
+        for hunk in self.hunks or ():
+            if hunk.status in OPEN_STATUSES:
+                hunk.status = status
         if status not in OPEN_STATUSES:
             self.snapshots = []  # decided for good: the texts are no longer needed
+            self.texts = None
+
+    def settle_hunk(self, hunk: Hunk, status: str, message: str | None = None) -> None:
+        """``hunk`` decided; the file is when all its hunks are (``mixed`` where they differ)."""
+        hunk.status = status
+        overall = file_status(self.hunks or [hunk])
+        if overall == "pending":
+            self.message = message
+        else:
+            self.settle(overall, message)
 
     def result(self) -> JsonObject:
         out: JsonObject = {"path": self.path, "status": self.status}
@@ -54,6 +94,9 @@ class FileChange:
             out["change"] = self.change
         if self.message:
             out["message"] = self.message
+        hunks = self.with_hunks()
+        if hunks:
+            out["hunks"] = [hunk.json() for hunk in hunks]
         return out
 
 
@@ -87,8 +130,23 @@ class SessionChanges:
     """Real paths seen existing in an earlier turn."""
     calls: dict[str, CallChanges] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    rejected: dict[str, list[str]] = field(default_factory=dict)
+    """Rejected since the last prompt: path -> the lines ([] for the whole change)."""
+    told: dict[str, Any] | None = None
+    """The text block that tells the agent so, waiting in the session's primer."""
+
+    def wording(self) -> str:
+        named = [
+            f"{path} ({', '.join(places)})" if places else path
+            for path, places in self.rejected.items()
+        ]
+        return (
+            "[The user reviewed your earlier changes and rejected these, which are undone "
+            f"now; do not make them again unless asked: {'; '.join(named)}.]"
+        )
 
     def start_turn(self, keep_turns: int) -> None:
+        self.rejected, self.told = {}, None  # the prompt just sent carried them
         self.seen_existing.update(path for path, text in self.snapshots.items() if text is not None)
         self.turn += 1
         self.snapshots = {}
@@ -101,6 +159,7 @@ class SessionChanges:
                 # Bounded memory: very old changes are undone from their diffs alone.
                 for change in call.files.values():
                     change.snapshots = []
+                    change.texts = None
 
     def last_turn_files(self) -> Iterator[tuple[CallChanges, FileChange]]:
         for call in self.calls.values():

@@ -37,6 +37,7 @@ CANCEL = "acp.cancel"
 SET_MODE = "acp.setMode"
 REVIEW_ACCEPT = "acp.reviewAccept"
 REVIEW_REJECT = "acp.reviewReject"
+REVIEW_CHANGE = "acp.reviewChange"
 TOGGLE_FOLLOW = "acp.toggleFollow"
 OPEN_TRANSCRIPT = "acp.openTranscript"
 COMMANDS = (
@@ -47,6 +48,7 @@ COMMANDS = (
     SET_MODE,
     REVIEW_ACCEPT,
     REVIEW_REJECT,
+    REVIEW_CHANGE,
     TOGGLE_FOLLOW,
     OPEN_TRANSCRIPT,
 )
@@ -200,6 +202,33 @@ def code_actions(
         action(
             f"Ask {who} to improve this", types.CodeActionKind.RefactorRewrite, "Improve this code."
         )
+    return review_actions(server, uri, rng.start.line) + actions
+
+
+def review_actions(server: AcpLanguageServer, uri: str, line: int) -> list[types.CodeAction]:
+    """Keep or reject the agent's change at ``line``, or every change in the file
+    (``acp/reviewEdit`` by hunk and by file, through the command REVIEW_CHANGE)."""
+    real = os.path.realpath(to_fs_path(uri) or "")
+    actions: list[types.CodeAction] = []
+    files: dict[str, JsonObject] = {}
+
+    def add(title: str, args: JsonObject) -> None:
+        command = types.Command(title=title, command=REVIEW_CHANGE, arguments=[args])
+        actions.append(types.CodeAction(title=title, kind="source.review", command=command))
+
+    for session_id, call_id, change, hunk in server.editor.review.decide.hunks_at(real, line):
+        target = {"sessionId": session_id, "toolCallId": call_id, "path": change.path}
+        add(
+            f"Keep this change ({hunk.lines()})", {**target, "hunk": hunk.index, "action": "accept"}
+        )
+        add(
+            f"Reject this change ({hunk.lines()})",
+            {**target, "hunk": hunk.index, "action": "reject"},
+        )
+        files.setdefault(session_id, {"sessionId": session_id, "path": change.path})
+    for target in files.values():
+        add("Keep every change in this file", {**target, "action": "accept"})
+        add("Reject every change in this file", {**target, "action": "reject"})
     return actions
 
 
@@ -263,7 +292,7 @@ def register(server: AcpLanguageServer) -> None:
 
     async def review(action: str, session_id: Any) -> JsonObject:
         session = plain().session(session_id)
-        result = await server.editor.review.review(session, action, None, None)
+        result = await server.editor.review.decide.review(session, action, None, None)
         await plain().transcripts.flush(session.session_id)
         return result
 
@@ -276,6 +305,26 @@ def register(server: AcpLanguageServer) -> None:
     @errors
     async def review_reject(session_id: Any = None) -> JsonObject:
         return await review("reject", session_id)
+
+    @server.command(REVIEW_CHANGE)
+    @errors
+    async def review_change(args: Any = None) -> JsonObject:
+        if not isinstance(args, dict) or args.get("action") not in ("accept", "reject"):
+            raise BackendError(
+                p.INVALID_PARAMS, f"{REVIEW_CHANGE}: expected {{sessionId, action, path, ...}}"
+            )
+        session = plain().session(args.get("sessionId"))
+        hunk = args.get("hunk")
+        if hunk is not None and (not isinstance(hunk, int) or isinstance(hunk, bool)):
+            raise BackendError(p.INVALID_PARAMS, f"{REVIEW_CHANGE}: hunk is a number, not {hunk!r}")
+        result = await server.editor.review.decide.review(
+            session, args["action"], args.get("toolCallId"), args.get("path"), hunk
+        )
+        failed = [f for f in result["files"] if f.get("message")]
+        if failed:
+            plain()._say(f"{failed[0]['path']}: {failed[0]['message']}", types.MessageType.Warning)
+        await plain().transcripts.flush(session.session_id)
+        return result
 
     @server.command(TOGGLE_FOLLOW)
     @errors

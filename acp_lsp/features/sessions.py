@@ -158,8 +158,8 @@ def register(server: AcpLanguageServer) -> None:
     @_errors
     async def review_edit(server: AcpLanguageServer, params: p.ReviewEditParams) -> JsonObject:
         session = server.hub.session(params.session_id)
-        return await server.editor.review.review(
-            session, params.action, params.tool_call_id, params.path
+        return await server.editor.review.decide.review(
+            session, params.action, params.tool_call_id, params.path, params.hunk
         )
 
     @feature(p.ACP_AUTHENTICATE)

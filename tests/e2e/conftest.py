@@ -13,6 +13,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig
 
+from tests.agents import scripted_command
 from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities, coverage_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,3 +89,13 @@ def with_fast_demo(options: dict[str, Any]) -> dict[str, Any]:
 
 def python_agent(*args: str) -> dict[str, Any]:
     return {"command": sys.executable, "args": list(args)}
+
+
+def scripted_agent(script: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    """initializationOptions with the scripted agent (tests/agents) playing ``script`` as
+    the default agent."""
+    argv = scripted_command(script, tmp_dir=tmp_path)
+    return {
+        "agents": {"scripted": {"command": argv[0], "args": argv[1:]}},
+        "defaultAgent": "scripted",
+    }

@@ -19,8 +19,7 @@ from lsprotocol import types
 
 from acp_lsp import protocol as p
 from acp_lsp.textedits import apply_edits
-from tests.agents import scripted_command
-from tests.e2e.conftest import PROFILES, start_editor
+from tests.e2e.conftest import PROFILES, scripted_agent, start_editor
 from tests.support.lsp_editor import TestEditor
 
 pytestmark = pytest.mark.timeout(60)
@@ -38,11 +37,7 @@ async def launch(
     editors: list[TestEditor] = []
 
     async def start(script: JsonObject, *, rich: bool = True) -> TestEditor:
-        argv = scripted_command(script, tmp_dir=tmp_path)
-        options = {
-            "agents": {"scripted": {"command": argv[0], "args": argv[1:]}},
-            "defaultAgent": "scripted",
-        }
+        options = scripted_agent(script, tmp_path)
         editor = await start_editor(tmp_path, workspace, request.param, options, rich=rich)
         editors.append(editor)
         return editor
@@ -130,7 +125,15 @@ async def test_shell_change_reaches_the_dirty_buffer_and_is_reviewable(
     assert entry["matchesDisk"] is False
     review = review_of(editor, sid, "sed1")
     assert review["status"] == "pending"
-    assert review["files"] == [{"path": str(app), "status": "pending", "change": "modified"}]
+    greeting = {"index": 0, "oldStart": 9, "oldLines": 1, "newStart": 9, "newLines": 1}
+    assert review["files"] == [
+        {
+            "path": str(app),
+            "status": "pending",
+            "change": "modified",
+            "hunks": [{**greeting, "status": "pending"}],  # line 9, the greeting
+        }
+    ]
 
     result = await editor.acp(p.ACP_REVIEW_EDIT, {"sessionId": sid, "action": "reject"})
     assert result["applied"] is True

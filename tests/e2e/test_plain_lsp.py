@@ -5,10 +5,8 @@ reads the answer from the transcript document the server keeps through applyEdit
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -16,7 +14,8 @@ from pygls.uris import to_fs_path
 from pytest_lsp import ClientServerConfig
 
 from tests.e2e.conftest import server_env
-from tests.support.lsp_editor import SERVER_COMMAND, JsonObject, TestEditor, capabilities
+from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities
+from tests.support.plain_lsp import code_actions, command
 
 
 @pytest.fixture
@@ -40,22 +39,6 @@ async def plain(tmp_path: Path, workspace: Path) -> AsyncIterator[TestEditor]:
     assert provider is not None and "acp.ask" in provider.commands
     yield editor
     await editor.shutdown_session()
-
-
-async def command(editor: TestEditor, name: str, *args: Any) -> Any:
-    return await editor.workspace_execute_command_async(
-        types.ExecuteCommandParams(command=name, arguments=list(args))
-    )
-
-
-async def code_actions(editor: TestEditor, params: types.CodeActionParams) -> list[JsonObject]:
-    """textDocument/codeAction as JSON: the client-side converter reads `CodeAction | Command`
-    items as Command, so the test looks at the wire shape itself (as eglot does)."""
-    msg_id = str(uuid.uuid4())
-    future = editor.protocol.send_request(types.TEXT_DOCUMENT_CODE_ACTION, params, msg_id=msg_id)
-    editor.protocol._result_types[msg_id] = None
-    result = await asyncio.wrap_future(future) if not asyncio.isfuture(future) else await future
-    return list(result or [])
 
 
 async def transcript_until(editor: TestEditor, uri: str, needle: str) -> str:

@@ -17,9 +17,18 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from acp_lsp import protocol as p
-from tests.agents import scripted_command
-from tests.e2e.conftest import PROFILES, start_editor, with_fast_demo
+from tests.e2e.conftest import PROFILES, scripted_agent, start_editor, with_fast_demo
 from tests.support.lsp_editor import TestEditor
+from tests.support.review_script import (
+    claude_edit,
+    claude_write,
+    read,
+    review,
+    run_turn,
+    shown_review,
+    turns,
+    write_then_report,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -54,11 +63,7 @@ async def launch(profile: str, tmp_path: Path, workspace: Path) -> AsyncIterator
     async def start(script: JsonObject | None = None, *, rich: bool = True) -> TestEditor:
         options: JsonObject = {}
         if script is not None:
-            argv = scripted_command(script, tmp_dir=tmp_path)
-            options = {
-                "agents": {"scripted": {"command": argv[0], "args": argv[1:]}},
-                "defaultAgent": "scripted",
-            }
+            options = scripted_agent(script, tmp_path)
         editor = await start_editor(
             tmp_path, workspace, profile, with_fast_demo(options), rich=rich
         )
@@ -69,144 +74,6 @@ async def launch(profile: str, tmp_path: Path, workspace: Path) -> AsyncIterator
     for editor in editors:
         await editor.shutdown_session()
         assert not editor.schema_errors, "\n".join(editor.schema_errors)
-
-
-# -- script pieces: the exact shapes real agents send ------------------------------------------
-def update(**fields: Any) -> JsonObject:
-    return {"update": fields}
-
-
-def diff(rel: str, old: str | None, new: str) -> JsonObject:
-    return {"type": "diff", "path": "{cwd}/" + rel, "oldText": old, "newText": new}
-
-
-def permission(call_id: str, rel: str, title: str) -> JsonObject:
-    return {
-        "request": "session/request_permission",
-        "params": {
-            "sessionId": "{sessionId}",
-            "toolCall": {
-                "toolCallId": call_id,
-                "title": title,
-                "rawInput": {"file_path": "{cwd}/" + rel},
-            },
-            "options": [
-                {"optionId": "allow-once", "name": "Yes", "kind": "allow_once"},
-                {"optionId": "reject", "name": "No", "kind": "reject_once"},
-            ],
-        },
-    }
-
-
-def claude_write(call_id: str, rel: str, content: str) -> list[JsonObject]:
-    """claude-agent-acp 0.23.1 Write: named in rawInput, allowed, written, then reported with
-    ``oldText: null``. (The permission answer also orders the agent's disk write after the
-    bridge has seen the tool call, as the model's streaming does for the real agent.)"""
-    return [
-        update(
-            sessionUpdate="tool_call",
-            toolCallId=call_id,
-            title="Write " + rel,
-            kind="edit",
-            status="pending",
-            rawInput={"file_path": "{cwd}/" + rel, "content": content},
-        ),
-        permission(call_id, rel, "Write " + rel),
-        {"write_file": {"path": rel, "content": content}},
-        update(
-            sessionUpdate="tool_call_update",
-            toolCallId=call_id,
-            status="completed",
-            content=[diff(rel, None, content)],
-            locations=[{"path": "{cwd}/" + rel}],
-        ),
-    ]
-
-
-def claude_edit(call_id: str, rel: str, old: str, new: str, after: str) -> list[JsonObject]:
-    """claude-agent-acp Edit: locations, snippet diff, permission, disk write, completed."""
-    return [
-        update(
-            sessionUpdate="tool_call",
-            toolCallId=call_id,
-            title="Edit",
-            kind="edit",
-            status="pending",
-            content=[],
-            locations=[],
-        ),
-        update(
-            sessionUpdate="tool_call_update",
-            toolCallId=call_id,
-            title="Edit " + rel,
-            locations=[{"path": "{cwd}/" + rel}],
-        ),
-        update(
-            sessionUpdate="tool_call_update",
-            toolCallId=call_id,
-            content=[diff(rel, old, new)],
-            rawInput={"file_path": "{cwd}/" + rel, "old_string": old, "new_string": new},
-        ),
-        permission(call_id, rel, "Edit " + rel),
-        {"write_file": {"path": rel, "content": after}},
-        update(sessionUpdate="tool_call_update", toolCallId=call_id, status="completed"),
-    ]
-
-
-def write_then_report(call_id: str, rel: str, old: str | None, new: str) -> list[JsonObject]:
-    """An agent that writes the disk first and reports a full diff afterwards."""
-    return [
-        {"write_file": {"path": rel, "content": new}},
-        update(
-            sessionUpdate="tool_call",
-            toolCallId=call_id,
-            title="Update " + rel,
-            kind="edit",
-            status="completed",
-            content=[diff(rel, old, new)],
-            locations=[{"path": "{cwd}/" + rel, "line": 1}],
-        ),
-    ]
-
-
-def turns(*steps: list[JsonObject]) -> JsonObject:
-    """One prompt per list of steps (the first prompt runs the first list, …)."""
-    on: JsonObject = {"session/prompt": steps[0]}
-    for n, more in enumerate(steps[1:], start=2):
-        on[f"session/prompt#{n}"] = more
-    return {"on": on}
-
-
-# -- helpers -------------------------------------------------------------------------------------
-async def run_turn(editor: TestEditor, text: str = "go", sid: str | None = None) -> str:
-    if sid is None:
-        sid = (await editor.new_session())["sessionId"]
-    result = await editor.prompt(sid, text)
-    assert result["stopReason"] == "end_turn"
-    return sid
-
-
-async def review(editor: TestEditor, sid: str, action: str, **target: str) -> JsonObject:
-    result: JsonObject = await editor.acp(
-        p.ACP_REVIEW_EDIT, {"sessionId": sid, "action": action, **target}
-    )
-    return result
-
-
-async def shown_review(editor: TestEditor, sid: str, call_id: str) -> Any:
-    """The call's review as the editor shows it (from acp/sessionUpdate)."""
-    await editor.wait_for(
-        lambda: editor.sessions[sid].tool_calls.get(call_id, {}).get("review") is not None
-    )
-    snapshot = await editor.acp(p.ACP_GET_SESSION, {"sessionId": sid})
-    state = editor.sessions[sid].tool_calls[call_id]
-    (stored,) = [c for c in snapshot["toolCalls"] if c["toolCallId"] == call_id]
-    assert state.get("review") == stored.get("review")
-    return state.get("review")
-
-
-def read(workspace: Path, rel: str) -> str:
-    return (workspace / rel).read_text(encoding="utf-8")
 
 
 def edit_snippet(text: str) -> tuple[str, str, str]:
@@ -226,10 +93,18 @@ async def test_claude_write_with_null_old_text_over_an_existing_file(
     sid = await run_turn(editor)
     assert read(workspace, APP) == "print('rewritten')\n"
     path = str(workspace / APP)
-    # the bridge saw the change on disk too: it says what kind it was
+    # the bridge saw the change on disk too: it says what kind it was; all 20 lines became one
+    whole = {"index": 0, "oldStart": 1, "oldLines": 20, "newStart": 1, "newLines": 1}
     assert await shown_review(editor, sid, "w1") == {
         "status": "pending",
-        "files": [{"path": path, "status": "pending", "change": "modified"}],
+        "files": [
+            {
+                "path": path,
+                "status": "pending",
+                "change": "modified",
+                "hunks": [{**whole, "status": "pending"}],
+            }
+        ],
     }
 
     result = await review(editor, sid, "reject", toolCallId="w1")

@@ -9,7 +9,8 @@
 ;;
 ;; $HARNESS_FLOW picks what the user does: "ask" (the default: a code action, the transcript,
 ;; the agent's edit, undo), "disk" (an agent changes on disk a file open in Emacs, maybe with
-;; an unsaved line; then save and undo) or "session" (a new session: which agent answers).
+;; an unsaved line; then save and undo), "hunk" (one of an agent's changes rejected by its
+;; code action) or "session" (a new session: which agent answers).
 ;; $HARNESS_SETTINGS_VIA: "initializationOptions", "workspace" (eglot-workspace-configuration)
 ;; or "dir-locals" (the same in the project's .dir-locals.el) sends the settings only that
 ;; way (default: the first two, see below).
@@ -51,6 +52,7 @@
 
 ;; --- the stand-in user ---
 (defvar harness-questions nil "Every question Emacs asked, newest first.")
+(defvar harness-menus nil "The choices of every `completing-read', newest first.")
 (defvar harness-pick-action (getenv "HARNESS_ACTION") "The code action to pick (a prefix).")
 (defvar harness-no (or (getenv "HARNESS_NO") "Discard your edits")
   "Questions (a regexp) the user answers no; by default \"FILE changed on disk.  Discard
@@ -63,6 +65,7 @@ your edits?\" (a person keeps them). Every other yes-or-no question is answered 
   (push prompt harness-questions)
   (let* ((choices (if (functionp collection) (all-completions "" collection) collection))
          (titles (mapcar (lambda (c) (if (consp c) (car c) c)) choices)))
+    (push (vconcat titles) harness-menus)
     (or (cl-find-if (lambda (c) (string-prefix-p harness-pick-action c)) titles)
         (cl-find-if (lambda (c) (string-match-p "Allow once" c)) titles)
         (cl-find "Yes" titles :test #'equal)  ; Claude's "allow once"
@@ -247,6 +250,38 @@ the user saves and undoes. Records the buffer, the disk and every question Emacs
                       (events . ,(harness-events)))))))))
     result))
 
+(defun harness-run-hunk ()
+  "The user asks the agent (a code action on `greet'); it changes src/app.py on disk in
+several places. At the line $HARNESS_AT the user opens eglot's code actions again and picks
+$HARNESS_HUNK_ACTION (\"Reject this change\"). Records the buffer and the disk before and
+after, and the titles the second menu offered."
+  (let* ((ws (file-name-as-directory (getenv "HARNESS_WORKSPACE")))
+         (app (expand-file-name "src/app.py" ws))
+         (at (getenv "HARNESS_AT")))
+    (harness-open app)
+    (harness-code-action "def greet" "return")
+    (harness-wait (lambda () (harness-transcript-has (getenv "HARNESS_DONE"))) 120
+                  "the turn to end in the transcript")
+    (harness-wait (lambda () (string-match-p (regexp-quote at) (harness-buffer-text app))) 30
+                  "the agent's change in the buffer")
+    (let ((edited (harness-buffer-text app))
+          (edited-disk (harness-file-text app))
+          (asked (length harness-questions)))
+      (with-current-buffer (get-file-buffer app)
+        (setq harness-pick-action (getenv "HARNESS_HUNK_ACTION"))
+        (harness-code-action at at))
+      (harness-wait (lambda () (not (string-match-p (regexp-quote at) (harness-file-text app))))
+                    30 "the change undone on disk")
+      (harness-wait (lambda () (equal (harness-buffer-text app) (harness-file-text app))) 30
+                    "the buffer to follow the disk")
+      `((edited . ,edited)
+        (edited_disk . ,edited-disk)
+        (after . ,(harness-buffer-text app))
+        (after_disk . ,(harness-file-text app))
+        (menu . ,(car harness-menus))
+        (asked . ,(harness-questions-since asked))
+        (questions . ,(vconcat (reverse harness-questions)))))))
+
 (defun harness-run-session ()
   "M-: (eglot-execute-command (eglot-current-server) \"acp.newSession\" []): which agent?"
   (harness-open (expand-file-name "src/app.py" (getenv "HARNESS_WORKSPACE")))
@@ -261,6 +296,7 @@ the user saves and undoes. Records the buffer, the disk and every question Emacs
                   ("ask" (harness-run-ask))
                   ("disk" (harness-run-disk))
                   ("session" (harness-run-session))
+                  ("hunk" (harness-run-hunk))
                   (flow (error "unknown HARNESS_FLOW %s" flow)))))
     (with-temp-file (getenv "HARNESS_OUT")
       (insert (json-encode result)))))

@@ -359,11 +359,16 @@ async def test_claude_write_then_reject_restores_and_marks_the_call(h: Harness) 
         }
     )
     # the update the editor gets carries the review, in the same update
-    assert sent["review"] == {"status": "pending", "files": [{"path": path, "status": "pending"}]}
+    # … with the one hunk of the change: line 2 replaced
+    hunk = {"index": 0, "oldStart": 2, "oldLines": 1, "newStart": 2, "newLines": 1}
+    assert sent["review"] == {
+        "status": "pending",
+        "files": [{"path": path, "status": "pending", "hunks": [{**hunk, "status": "pending"}]}],
+    }
     h.files.texts[path] = EDITED  # the agent writes the disk itself
     h.agent({"sessionUpdate": "tool_call_update", "toolCallId": "w1", "status": "completed"})
 
-    result = await h.manager.review(h.session, "reject", "w1", None)
+    result = await h.manager.decide.review(h.session, "reject", "w1", None)
 
     assert result == {"applied": True, "files": [{"path": path, "status": "rejected"}]}
     assert h.files.texts[path] == ORIGINAL
@@ -385,7 +390,7 @@ async def test_write_then_report_sighting_falls_back_to_the_turns_snapshot(h: Ha
             "content": [diff(path, OLD_SNIPPET, NEW_SNIPPET)],
         }
     )
-    result = await h.manager.review(h.session, "reject", None, None)
+    result = await h.manager.decide.review(h.session, "reject", None, None)
     assert result["applied"] is True
     assert h.files.texts[path] == ORIGINAL
 
@@ -400,18 +405,18 @@ async def test_the_last_turn_only_and_each_change_once(h: Harness) -> None:
     h.agent({"sessionUpdate": "tool_call", "toolCallId": "t2", "content": [diff(b, None, "B\n")]})
     h.files.texts[b] = "B\n"
 
-    result = await h.manager.review(h.session, "reject", None, None)
+    result = await h.manager.decide.review(h.session, "reject", None, None)
     assert result == {"applied": True, "files": [{"path": b, "status": "rejected"}]}
     assert b not in h.files.texts and h.files.texts[a] == "A\n"
     # nothing left to review in the last turn
-    assert await h.manager.review(h.session, "reject", None, None) == {
+    assert await h.manager.decide.review(h.session, "reject", None, None) == {
         "applied": False,
         "files": [],
     }
     # the earlier turn's call is still reviewable by id
-    result = await h.manager.review(h.session, "accept", "t1", None)
+    result = await h.manager.decide.review(h.session, "accept", "t1", None)
     assert result == {"applied": True, "files": [{"path": a, "status": "accepted"}]}
-    again = await h.manager.review(h.session, "reject", "t1", None)
+    again = await h.manager.decide.review(h.session, "reject", "t1", None)
     assert again["applied"] is False
     assert again["files"] == [{"path": a, "status": "accepted", "message": "already accepted"}]
     assert h.files.texts[a] == "A\n"
@@ -429,13 +434,18 @@ async def test_per_file_review_of_a_multi_file_call(h: Harness) -> None:
         }
     )
     h.files.texts.update({a: "A\n", b: "B\n"})
-    result = await h.manager.review(h.session, "reject", "m1", b)
+    result = await h.manager.decide.review(h.session, "reject", "m1", b)
     assert result == {"applied": True, "files": [{"path": b, "status": "rejected"}]}
+    one_line = {"index": 0, "oldStart": 1, "oldLines": 1, "newStart": 1, "newLines": 1}
     assert h.review_of("m1") == {
         "status": "pending",
-        "files": [{"path": a, "status": "pending"}, {"path": b, "status": "rejected"}],
+        "files": [
+            {"path": a, "status": "pending", "hunks": [{**one_line, "status": "pending"}]},
+            # the file's hunks follow its decision
+            {"path": b, "status": "rejected", "hunks": [{**one_line, "status": "rejected"}]},
+        ],
     }
-    await h.manager.review(h.session, "accept", "m1", None)
+    await h.manager.decide.review(h.session, "accept", "m1", None)
     assert h.review_of("m1")["status"] == "mixed"
     assert h.files.texts == {a: "A\n", b: "b\n"}
 
@@ -452,7 +462,7 @@ async def test_a_refused_reject_fails_the_file_and_may_be_retried(h: Harness) ->
         }
     )
     h.files.texts[path] = EDITED.replace("world", "user")  # the user rewrote the agent's line
-    result = await h.manager.review(h.session, "reject", "e1", None)
+    result = await h.manager.decide.review(h.session, "reject", "e1", None)
     assert result["applied"] is False
     (file,) = result["files"]
     assert file["status"] == "failed"
@@ -461,7 +471,7 @@ async def test_a_refused_reject_fails_the_file_and_may_be_retried(h: Harness) ->
     assert h.review_of("e1")["status"] == "failed"
     # the user puts the agent's line back; the reject now goes through
     h.files.texts[path] = EDITED
-    result = await h.manager.review(h.session, "reject", None, None)
+    result = await h.manager.decide.review(h.session, "reject", None, None)
     assert result["applied"] is True and h.files.texts[path] == ORIGINAL
 
 
@@ -474,16 +484,16 @@ async def test_unknown_tool_call_and_path_are_invalid_params(h: Harness) -> None
     )
     h.agent({"sessionUpdate": "tool_call", "toolCallId": "plain", "title": "think"})
     with pytest.raises(BackendError) as err:
-        await h.manager.review(h.session, "accept", "nope", None)
+        await h.manager.decide.review(h.session, "accept", "nope", None)
     assert err.value.code == -32602 and "nope" in err.value.message
     with pytest.raises(BackendError) as err:
-        await h.manager.review(h.session, "accept", "e1", h.path("other.py"))
+        await h.manager.decide.review(h.session, "accept", "e1", h.path("other.py"))
     assert err.value.code == -32602 and "other.py" in err.value.message
     with pytest.raises(BackendError) as err:
-        await h.manager.review(h.session, "reject", None, h.path("other.py"))
+        await h.manager.decide.review(h.session, "reject", None, h.path("other.py"))
     assert err.value.code == -32602 and "other.py" in err.value.message
     # a known call that changed nothing has nothing to review
-    assert await h.manager.review(h.session, "accept", "plain", None) == {
+    assert await h.manager.decide.review(h.session, "accept", "plain", None) == {
         "applied": False,
         "files": [],
     }
