@@ -12,7 +12,6 @@ import contextlib
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from acp_lsp import protocol as p
@@ -21,19 +20,12 @@ from acp_lsp.config import AgentConfig, Settings
 from acp_lsp.secret_store import SecretStore
 from acp_lsp.session import Session
 from acp_lsp.tasks import TaskOwner
+from acp_lsp.turn_queue import PromptQueue, Turn
 
 log = logging.getLogger(__name__)
 
 JsonObject = dict[str, Any]
 BackendFactory = Callable[[str, AgentConfig], Backend]
-
-
-@dataclass
-class Turn:
-    task: asyncio.Task[str]
-    cancel_requested: bool = False
-    grace: asyncio.Task[None] | None = None
-    done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class Hub:
@@ -52,6 +44,7 @@ class Hub:
         self.sessions: dict[str, Session] = {}
         self._ids_used: set[str] = set()  # every editor-facing id this server has given
         self.turns: dict[str, Turn] = {}
+        self.queue = PromptQueue(self.sessions, editor)  # acp/prompt {queue: true}
         self.tasks = TaskOwner("hub")
         self.workspace_folders: list[str] = []
         self._failed_before_stop: set[str] | None = None  # set once shutdown begins
@@ -282,6 +275,7 @@ class Hub:
             self.editor.cancel_permissions(session)
             self.editor.publish(session, session.finish_turn("cancelled"))
             self.turns.pop(session.session_id, None)
+            self.queue.turn_ended(session.session_id)
             self.editor.turn_ended(session)
         try:
             await self.editor.settle_disk(session)
@@ -309,6 +303,7 @@ class Hub:
 
     async def cancel(self, session_id: str) -> None:
         session = self.session(session_id)
+        self.queue.withdraw_all(session_id)
         turn = self.turns.get(session_id)
         if turn is None or turn.cancel_requested:
             return

@@ -222,10 +222,13 @@ def session_status(
     status: str,
     stop_reason: str | None = None,
     error: JsonObject | None = None,
+    queued: int | None = None,
 ) -> JsonObject:
     msg: JsonObject = {"sessionId": session_id, "status": status}
     if stop_reason is not None:
         msg["stopReason"] = stop_reason
     if error is not None:
         msg["error"] = error
+    if queued is not None:  # once the session has queued a prompt (DESIGN §2)
+        msg["queued"] = queued
     return msg

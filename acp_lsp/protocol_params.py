@@ -100,6 +100,7 @@ class PromptParams(Params):
     session_id: str
     prompt: str | list[JsonObject]
     work_done_token: str | int | None = None
+    queue: bool = False
 
 
 class SetModeParams(Params):

@@ -250,9 +250,8 @@ class EditorSide:
             self.recorder.changed(session)
         if error is not None:
             error = self.server.secrets.redact_json(error)
-        self.server.protocol.send_notification_raw(
-            p.ACP_SESSION_STATUS, p.session_status(session.session_id, status, stop_reason, error)
-        )
+        params = p.session_status(session.session_id, status, stop_reason, error, session.queued)
+        self.server.protocol.send_notification_raw(p.ACP_SESSION_STATUS, params)
         if status == "failed" and self.terminals.of_session(session.session_id):
             # the agent is gone and nobody can release its terminals any more
             self.server.tasks.spawn(

@@ -105,7 +105,16 @@ def register(server: AcpLanguageServer) -> None:
                 "acp/loadSession first",
                 {"sessionId": params.session_id},
             )
-        stop = await server.hub.prompt(params.session_id, params.prompt, params.work_done_token)
+        hub = server.hub
+        if params.queue and not await hub.queue.wait_turn(
+            hub.session(params.session_id).session_id, lambda: params.session_id in hub.turns
+        ):
+            return {"stopReason": "cancelled"}  # withdrawn: it never reached the agent
+        try:
+            stop = await hub.prompt(params.session_id, params.prompt, params.work_done_token)
+        except BaseException:
+            hub.queue.turn_ended(params.session_id)  # no turn started: the next one may go
+            raise
         return {"stopReason": stop}
 
     @feature(p.ACP_CANCEL)

@@ -55,6 +55,7 @@ class Session:
         self.primer: list[dict[str, JSON]] | None = None
         # what the agent accepts in prompts (ACP promptCapabilities), for front ends
         self.prompt_capabilities: dict[str, JSON] | None = None
+        self.queued: int | None = None  # prompts waiting their turn, once any was queued
 
         self._timeline = Timeline(session_id)
         self._tool_calls = ToolCalls()
@@ -370,6 +371,7 @@ class Session:
             "forkedFrom": self.forked_from,
             "resumedFrom": self.resumed_from,
             "promptCapabilities": self.prompt_capabilities,
+            "queued": self.queued or None,
         }
         snapshot.update((key, value) for key, value in optional.items() if value is not None)
         return snapshot
