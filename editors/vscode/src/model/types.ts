@@ -131,6 +131,8 @@ export interface SessionSnapshot {
   forkedFrom?: string;
   /** What the agent accepts in prompts: gate image / audio / embedded context on it. */
   promptCapabilities?: PromptCapabilities;
+  /** Queued prompts waiting their turn (acp/prompt {queue: true}). */
+  queued?: number;
 }
 
 /** ACP promptCapabilities: content types an agent accepts besides text and resource links. */
@@ -262,6 +264,8 @@ export interface PromptParams {
   sessionId: string;
   prompt: string | ContentBlock[];
   workDoneToken?: string | number;
+  /** Wait for the running turn instead of failing (the server's queue). */
+  queue?: boolean;
 }
 export interface PromptResult {
   stopReason: string;
@@ -294,6 +298,8 @@ export interface ReviewEditParams {
   action: "accept" | "reject";
   toolCallId?: string;
   path?: string;
+  /** One hunk of that file (index in review.files[].hunks). */
+  hunk?: number;
 }
 export interface ReviewEditResult {
   applied: boolean;
@@ -360,6 +366,8 @@ export interface SessionStatusParams {
   status: SessionStatus;
   stopReason?: string;
   error?: JsonObject;
+  /** Prompts waiting their turn, once any was queued. */
+  queued?: number;
 }
 export interface TerminalOutputParams {
   sessionId: string;
