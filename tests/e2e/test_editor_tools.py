@@ -437,7 +437,9 @@ async def test_an_agent_that_gives_up_on_open_diff_withdraws_it_from_the_editor(
         await editor.new_session()
         args = {"path": "README.md", "newText": "new\n"}
         call_task = asyncio.ensure_future(call(editor_url(log), "openDiff", args))
-        await editor.wait_for(lambda: len(tools.requests) == 1)
+        # an MCP client session first (its import and handshake took over 10 s with eight
+        # workers on two cores): a bound for a stuck call, not a measure
+        await editor.wait_for(lambda: len(tools.requests) == 1, timeout=60)
         await asyncio.sleep(1.5)  # longer than timeoutS: openDiff is not timed out
         assert tools.withdrawn == []
         call_task.cancel()  # the client closes its connection
