@@ -353,7 +353,11 @@ async def test_claude_killed_before_its_first_turn_comes_back_from_the_transcrip
     assert loaded["modes"]["currentModeId"] == "acceptEdits"  # the new agent session too
     editor.adopt(loaded)
     assert (await editor.prompt(sid, "Hello?", timeout=TURN))["stopReason"] == "end_turn"
-    assert texts(editor, sid)[-1].startswith("First answer.")
+    # once (with eight workers on two cores) the turn ended with no text shown: say what the
+    # model was asked and what the editor holds, should it happen again
+    shown = texts(editor, sid)
+    asked = [(r.kind, r.step) for r in model.requests]
+    assert shown and shown[-1].startswith("First answer."), (shown, asked, editor.statuses[sid])
     await finish(editor, model, tmp_path)
 
 
