@@ -73,6 +73,9 @@ async def test_code_action_asks_and_the_transcript_follows(
     explain = next(a for a in actions if a["title"].endswith("explain this"))
     answer = await command(plain, explain["command"]["command"], *explain["command"]["arguments"])
     uri = answer["transcript"]
+    # the user's question may show a moment before the status line turns to running (the
+    # transcript is written at most three times a second): the answer first, then idle
+    await transcript_until(plain, uri, "## Agent")
     text = await transcript_until(plain, uri, "_status: idle_")
     assert "## User" in text and "Explain this code." in text
     assert "def greet" in text  # the selection went along as context

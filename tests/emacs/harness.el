@@ -166,7 +166,7 @@ sent `eglot-send-changes-idle-time' after typing stops) would never run."
       ;; select the greet function and ask the agent about it through a code action
       (harness-code-action "def greet" "return")
       ;; the answer streams into the transcript buffer
-      (harness-wait (lambda () (harness-transcript-has "")) 60
+      (harness-wait (lambda () (harness-transcript-has "## Agent")) 60
                     "the turn to end in the transcript")
       (let* ((tbuf (harness-transcript-buffer))
              (edited (with-current-buffer (get-file-buffer app) (buffer-string))))
