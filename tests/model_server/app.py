@@ -84,8 +84,16 @@ class ModelServer:
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind(("127.0.0.1", port))
         self.port: int = self._sock.getsockname()[1]
+        # An idle keep-alive connection is never closed by the server while a test runs: at
+        # uvicorn's default 5 s, an agent reusing its pooled connection just as the server
+        # closed it got ECONNRESET (Claude's soak, once: it retries nothing here). The agents'
+        # own HTTP clients close idle connections sooner, as with the real APIs.
         config = uvicorn.Config(
-            create_app(self.state), log_level="warning", lifespan="off", timeout_graceful_shutdown=1
+            create_app(self.state),
+            log_level="warning",
+            lifespan="off",
+            timeout_graceful_shutdown=1,
+            timeout_keep_alive=600,
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
