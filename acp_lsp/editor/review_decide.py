@@ -157,15 +157,16 @@ class ReviewDecisions:
             status = items[-1][1].status
             return {"path": display, "status": status, "message": f"already {status}"}, False
         made = made_by([session.tool_call(call.tool_call_id) for call, _ in items])
+        by_hunk = any(change.hunks_decided() for change in open_items)
         try:
-            if any(change.hunks_decided() for change in open_items):
+            if by_hunk:  # each change settles from its hunks
                 await self._decide_rest(session, action, open_items, made)
             elif action == "reject":
                 await self.undo.reject(session, self._sandbox(session), open_items, made)
         except BackendError as exc:
             _settle(open_items, "failed", exc.message)
             return {"path": display, "status": "failed", "message": exc.message}, False
-        if not any(change.hunks_decided() for change in open_items):
+        if not by_hunk:
             _settle(open_items, _DONE[action])
         if action == "reject":
             self._rejected(session, display)

@@ -106,8 +106,9 @@ def register(server: AcpLanguageServer) -> None:
                 {"sessionId": params.session_id},
             )
         hub = server.hub
+        hub.session(params.session_id)  # an unknown session is refused before it waits
         if params.queue and not await hub.queue.wait_turn(
-            hub.session(params.session_id).session_id, lambda: params.session_id in hub.turns
+            params.session_id, lambda: params.session_id in hub.turns
         ):
             return {"stopReason": "cancelled"}  # withdrawn: it never reached the agent
         try:

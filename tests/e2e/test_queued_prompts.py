@@ -73,14 +73,19 @@ def queue(editor: TestEditor, sid: str, text: str, msg_id: str | None = None) ->
     return asyncio.wrap_future(future) if not asyncio.isfuture(future) else future
 
 
+async def two_queued(editor: TestEditor, sid: str, msg_id: str | None = None) -> tuple[Any, ...]:
+    """Turn "one" running, then "two" (with ``msg_id``) and "three" queued behind it."""
+    first = asyncio.ensure_future(editor.prompt(sid, "one"))
+    await editor.wait_for(lambda: "running" in editor.status_values(sid))
+    second, third = queue(editor, sid, "two", msg_id), queue(editor, sid, "three")
+    await editor.wait_for(lambda: queued_counts(editor, sid)[-1:] == [2])
+    return first, second, third
+
+
 async def test_a_queued_prompt_runs_when_the_turn_ends(tmp_path: Path, workspace: Path) -> None:
     editor, sid = await start(tmp_path, workspace, 1.5)
     try:
-        first = asyncio.ensure_future(editor.prompt(sid, "one"))
-        await editor.wait_for(lambda: "running" in editor.status_values(sid))
-        second = queue(editor, sid, "two")
-        third = queue(editor, sid, "three")
-        await editor.wait_for(lambda: queued_counts(editor, sid)[-1:] == [2])
+        first, second, third = await two_queued(editor, sid)
         snapshot = await editor.acp(p.ACP_GET_SESSION, {"sessionId": sid})
         assert snapshot["queued"] == 2
         assert (await first)["stopReason"] == "end_turn"
@@ -100,10 +105,7 @@ async def test_cancel_ends_the_turn_and_withdraws_the_queue(
 ) -> None:
     editor, sid = await start(tmp_path, workspace, 30)
     try:
-        first = asyncio.ensure_future(editor.prompt(sid, "one"))
-        await editor.wait_for(lambda: "running" in editor.status_values(sid))
-        second, third = queue(editor, sid, "two"), queue(editor, sid, "three")
-        await editor.wait_for(lambda: queued_counts(editor, sid)[-1:] == [2])
+        first, second, third = await two_queued(editor, sid)
 
         assert await editor.acp(p.ACP_CANCEL, {"sessionId": sid}) == {}
 
@@ -122,11 +124,7 @@ async def test_cancel_ends_the_turn_and_withdraws_the_queue(
 async def test_cancel_request_withdraws_one_queued_prompt(tmp_path: Path, workspace: Path) -> None:
     editor, sid = await start(tmp_path, workspace, 2)
     try:
-        first = asyncio.ensure_future(editor.prompt(sid, "one"))
-        await editor.wait_for(lambda: "running" in editor.status_values(sid))
-        second = queue(editor, sid, "two", msg_id="queued-two")
-        third = queue(editor, sid, "three")
-        await editor.wait_for(lambda: queued_counts(editor, sid)[-1:] == [2])
+        first, second, third = await two_queued(editor, sid, "queued-two")
 
         editor.protocol.notify("$/cancelRequest", types.CancelParams(id="queued-two"))
 
