@@ -31,7 +31,7 @@ from acp_lsp.backends.wire_frames import (
 )
 from acp_lsp.backends.wire_frames import discard_awaitable as _discard
 from acp_lsp.backends.wire_rpc import JsonRpcPeer
-from acp_lsp.backends.wire_tree import Proc, descendants, started, stop_tree
+from acp_lsp.backends.wire_tree import Proc, descendants, noted_with, started, stop_tree
 
 __all__ = [
     "CANCEL_REQUEST",
@@ -86,7 +86,7 @@ class AgentProcess(JsonRpcPeer):
         )
         self._proc = proc
         self._leader_start = started(proc.pid)  # tells the agent's tree from a reused pid
-        self._seen_tree: list[Proc] = []  # its descendants, as last noted
+        self._seen_tree: list[Proc] = []  # its descendants noted so far, while they run
         self._on_stderr = on_stderr
         self._on_exit = on_exit
         self._stderr_raw = b""
@@ -243,7 +243,9 @@ class AgentProcess(JsonRpcPeer):
         if self._gone is None:
             found = descendants(self.pid)
             if started(self.pid) == self._leader_start:  # a dead agent has no children left
-                self._seen_tree = found
+                # kept, not replaced: a note taken between the death of the agent's program
+                # and its wrapper's exit no longer sees what the program orphaned
+                self._seen_tree = noted_with(self._seen_tree, found)
 
     async def _keep_noting_tree(self) -> None:
         while self._gone is None:

@@ -161,6 +161,11 @@ async def stop_tree(
     return [p for p in procs if p.same_process()]
 
 
+def noted_with(noted: list[Proc], found: list[Proc]) -> list[Proc]:
+    """Those of ``noted`` still running, and ``found``."""
+    return _merge([p for p in noted if p.same_process()], found)
+
+
 def _merge(old: list[Proc], new: list[Proc]) -> list[Proc]:
     known = {(p.pid, p.start) for p in old}
     return old + [p for p in new if (p.pid, p.start) not in known]

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from acp_lsp.backends.wire_tree import descendants, process_tree, started, stop_tree
+from acp_lsp.backends.wire_tree import (
+    descendants,
+    noted_with,
+    process_tree,
+    started,
+    stop_tree,
+)
 
 # an "agent" leading its own session, with a child in its group and one in a session of its
 # own (as Claude Code runs Bash), each a sleep; the child pids go to the file named by $0
@@ -73,6 +79,39 @@ def test_a_dead_agents_orphans_are_stopped_from_its_noted_tree(
     left = asyncio.run(stop_tree(proc.pid, start, 0.5, 2.0, noted))
     assert left == []
     assert not alive(kid) and not alive(lone)
+
+
+def test_a_note_taken_after_the_program_died_keeps_what_it_orphaned(tmp_path: Path) -> None:
+    # a wrapper (as codex-acp's node script) whose program ran a command in a session of its
+    # own; the program dies, the wrapper lives on a moment: a note taken then no longer sees
+    # the command under the wrapper, and must not forget it
+    pids = tmp_path / "pids"
+    program = f"setsid sleep 303 & echo $$ $! > {pids}; exec sleep 304"
+    wrapper = subprocess.Popen(["/bin/sh", "-c", f"/bin/sh -c '{program}'; sleep 305"])
+    try:
+        deadline = time.monotonic() + 10
+        while not (pids.exists() and pids.read_text().strip()):
+            assert time.monotonic() < deadline, "the program did not start its command"
+            time.sleep(0.01)
+        prog, command = (int(pid) for pid in pids.read_text().split())
+        noted = descendants(wrapper.pid)
+        assert {prog, command} <= {p.pid for p in noted}
+        os.kill(prog, 9)
+        deadline = time.monotonic() + 10
+        while command in {p.pid for p in descendants(wrapper.pid)}:
+            assert time.monotonic() < deadline, "the command was not orphaned"
+            time.sleep(0.01)
+        noted = noted_with(noted, descendants(wrapper.pid))
+        assert command in {p.pid for p in noted} and prog not in {p.pid for p in noted}
+        assert asyncio.run(stop_tree(wrapper.pid, started(wrapper.pid), 0.5, 2.0, noted)) == []
+        assert not alive(command)
+    finally:
+        for pid in [wrapper.pid, *(int(p) for p in pids.read_text().split())]:
+            try:
+                os.kill(pid, 9)
+            except (ProcessLookupError, ValueError):
+                pass
+        wrapper.wait()
 
 
 def test_processes_that_are_not_the_agents_are_left_alone(
