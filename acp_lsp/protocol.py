@@ -38,6 +38,8 @@ ACP_RENAME_SESSION: Final = "acp/renameSession"
 ACP_EXPORT_SESSION: Final = "acp/exportSession"
 ACP_INSTALL_AGENT: Final = "acp/installAgent"
 ACP_UPDATE_AGENT: Final = "acp/updateAgent"
+ACP_RESTORE_CHECKPOINT: Final = "acp/restoreCheckpoint"
+ACP_REWIND_SESSION: Final = "acp/rewindSession"
 
 # -- server -> editor notifications --------------------------------------------------------
 ACP_SESSION_UPDATE: Final = "acp/sessionUpdate"
@@ -74,6 +76,8 @@ EDITOR_REQUESTS: Final = (
     ACP_EXPORT_SESSION,
     ACP_INSTALL_AGENT,
     ACP_UPDATE_AGENT,
+    ACP_RESTORE_CHECKPOINT,
+    ACP_REWIND_SESSION,
 )
 SERVER_NOTIFICATIONS: Final = (
     ACP_SESSION_UPDATE,
@@ -163,6 +167,8 @@ PARAMS_NAMES: Final = frozenset(
         "ForkSessionParams",
         "RenameSessionParams",
         "ExportSessionParams",
+        "RestoreCheckpointParams",
+        "RewindSessionParams",
         "PARAMS_BY_METHOD",
         "ParamsError",
         "parse_params",
@@ -194,6 +200,8 @@ if TYPE_CHECKING:  # explicit re-exports, for readers and mypy
         ForkSessionParams as ForkSessionParams,
         RenameSessionParams as RenameSessionParams,
         ExportSessionParams as ExportSessionParams,
+        RestoreCheckpointParams as RestoreCheckpointParams,
+        RewindSessionParams as RewindSessionParams,
         PARAMS_BY_METHOD as PARAMS_BY_METHOD,
         ParamsError as ParamsError,
         parse_params as parse_params,

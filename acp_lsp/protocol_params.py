@@ -28,7 +28,9 @@ from acp_lsp.protocol import (
     ACP_PROMPT,
     ACP_RENAME_SESSION,
     ACP_RESTART_AGENT,
+    ACP_RESTORE_CHECKPOINT,
     ACP_REVIEW_EDIT,
+    ACP_REWIND_SESSION,
     ACP_SET_CONFIG_OPTION,
     ACP_SET_FOLLOW,
     ACP_SET_MODE,
@@ -154,6 +156,15 @@ class ExportSessionParams(Params):
     format: Literal["markdown"]
 
 
+class RestoreCheckpointParams(Params):
+    session_id: str
+    message_index: int
+
+
+class RewindSessionParams(RestoreCheckpointParams):
+    restore_files: bool = False
+
+
 PARAMS_BY_METHOD: Final[dict[str, type[Params]]] = {
     ACP_LIST_AGENTS: ListAgentsParams,
     ACP_NEW_SESSION: NewSessionParams,
@@ -176,6 +187,8 @@ PARAMS_BY_METHOD: Final[dict[str, type[Params]]] = {
     ACP_EXPORT_SESSION: ExportSessionParams,
     ACP_INSTALL_AGENT: RestartAgentParams,
     ACP_UPDATE_AGENT: RestartAgentParams,
+    ACP_RESTORE_CHECKPOINT: RestoreCheckpointParams,
+    ACP_REWIND_SESSION: RewindSessionParams,
 }
 
 

@@ -118,6 +118,7 @@ class AcpLanguageServer(LanguageServer):
             )
             recorder.enabled = settings.enabled
             self.editor.recorder = recorder
+            self.editor.disk.checkpointed = lambda session: recorder.changed(session, extras=True)
             self._history = History(self.hub, recorder)
         return self._history
 

@@ -203,3 +203,19 @@ class ShadowRepo:
 
     async def blob(self, blob: str) -> bytes:
         return await self._git("cat-file", "blob", blob)
+
+    async def keep(self, refs: dict[str, str]) -> None:
+        """Point refs (``refs/checkpoints/...``) at trees, so that pruning keeps them."""
+        async with self._lock:
+            await self._prepare()
+            lines = "".join(f"update {ref} {tree}\n" for ref, tree in refs.items())
+            await self._git("update-ref", "--stdin", stdin=lines.encode())
+
+    async def drop(self, prefix: str) -> None:
+        """Remove the refs under ``prefix`` (a deleted session's checkpoints)."""
+        async with self._lock:
+            await self._prepare()
+            out = await self._git("for-each-ref", "--format=%(refname)", prefix)
+            lines = "".join(f"delete {ref}\n" for ref in out.decode().split())
+            if lines:
+                await self._git("update-ref", "--stdin", stdin=lines.encode())

@@ -7,16 +7,14 @@ prompt goes to the agent, and again when a tool call that may change files ends 
 turn ends. The files that differ between two snapshots are the changes of that tool call. For each:
 
 - every open buffer of the file is brought to the new disk text with the user's unsaved edits
-  merged on top (3-way; base: the disk text the buffer was last in sync with) through a
-  *versioned* ``workspace/applyEdit`` (an editor that reloaded by itself refuses the stale
-  one: nothing is applied twice). A real conflict keeps the buffer as the user left it and
-  says so. ``acp/documentsSynced`` then tells front ends the buffer matches the new disk, so
-  saving raises no "changed on disk" question;
+  merged on top (``disk_buffers``); ``acp/documentsSynced`` then tells front ends the buffer
+  matches the new disk, so saving raises no "changed on disk" question;
 - the change joins the tool call's review (``ReviewManager.record_disk_change``) with the
   exact texts, so ``acp/reviewEdit reject`` restores the file byte for byte.
 
 The turn's answer (``acp/prompt``) waits for the last scan: when the editor hears the turn
-ended, the buffers show what is on disk.
+ended, the buffers show what is on disk. The snapshots before and after a turn are its
+checkpoint (``Session.checkpoints``; ``checkpoint_restore`` goes back to one).
 """
 
 from __future__ import annotations
@@ -29,16 +27,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_lsp import protocol as p
-from acp_lsp.backends.base import BackendError
 from acp_lsp.disk.shadow import FileDelta, ShadowError, ShadowRepo, shadow_dir
+from acp_lsp.editor.disk_buffers import DiskBuffers
 from acp_lsp.editor.files import DocumentFiles
 from acp_lsp.editor.review import ReviewManager
 from acp_lsp.editor.review_sources import diff_items, location_paths, raw_input_paths
 from acp_lsp.history.paths import data_dir
 from acp_lsp.sandbox import Sandbox, SandboxError
 from acp_lsp.session import Session
+from acp_lsp.session.checkpoints import user_ordinal
 from acp_lsp.tasks import TaskOwner
-from acp_lsp.textedits import merge3
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +47,6 @@ READ_ONLY_KINDS = frozenset({"read", "search", "think", "fetch"})
 MAX_TEXT_BYTES = 4 * 1024 * 1024
 """Larger changed files are not merged into buffers or kept for review (they are logged)."""
 BASELINE_WAIT_S = 2.0
-RELOAD_WAIT_S = 1.0
 DISK_TOOL_CALL = "acp-lsp-disk-"
 """Id prefix of the tool call the bridge adds for changes made outside any tool call."""
 
@@ -64,6 +61,8 @@ class _Tracker:
     chain: asyncio.Future[None] | None = None
     ended: set[str] = field(default_factory=set)
     """Tool calls whose end was already scanned (their later updates need none)."""
+    ordinal: int | None = None
+    """The user message of the running turn, among the session's user messages."""
     waiting: list[str] | None = None
     """Tool calls that ended while a scan for an earlier one ran: one more scan covers them
     all (a burst of quick commands costs one scan per scan time, not one per call)."""
@@ -91,11 +90,13 @@ class DiskSync:
         self._warn = warn
         self._sandbox = sandbox
         self._enabled = enabled
-        self._plain = plain
+        self._buffers = DiskBuffers(files, warn, plain)
         self._tasks = tasks
         self._repos: dict[str, ShadowRepo] = {}
         self._trackers: dict[str, _Tracker] = {}
         self._failed: set[str] = set()  # roots whose snapshots failed (reported once)
+        self.checkpointed: Callable[[Session], None] = lambda session: None
+        """Told when a turn's checkpoint is complete (the history stores it)."""
 
     # -- when to look ------------------------------------------------------------------------
     def session_started(self, session: Session) -> None:
@@ -113,7 +114,8 @@ class DiskSync:
             return
         tracker = self._tracker(session)
         tracker.ended.clear()
-        done = self._chain(session, tracker, self._baseline(session, tracker))
+        tracker.ordinal = user_ordinal(session, session.message_count() - 1)
+        done = self._chain(session, tracker, self._baseline(session, tracker, tracker.ordinal))
         await asyncio.wait([done], timeout=BASELINE_WAIT_S)
 
     def tool_call(self, session: Session, state: JsonObject) -> None:
@@ -140,16 +142,26 @@ class DiskSync:
         if tracker is None:
             return
         done = self._chain(session, tracker, self._scan(session, tracker, None))
+        ordinal, tracker.ordinal = tracker.ordinal, None
+        if ordinal is not None:
+            self._chain(session, tracker, self._keep_checkpoint(session, tracker, ordinal))
         await asyncio.shield(done)
 
     def forget(self, session_id: str) -> None:
         self._trackers.pop(session_id, None)
 
+    def repo(self, root: str) -> ShadowRepo:
+        """The shadow repository of folder ``root`` (a real path)."""
+        repo = self._repos.get(root)
+        if repo is None:
+            repo = self._repos[root] = ShadowRepo(root, shadow_dir(data_dir(os.environ), root))
+        return repo
+
     async def disk_written(
         self, session: Session, path: str, before: str | None, after: str
     ) -> None:
         """The bridge itself rewrote ``path`` on disk (a review undo): buffers follow."""
-        entry = await self._sync_buffer(session, path, before, after)
+        entry = await self._buffers.sync(session, path, before, after)
         if entry is not None:
             self._notify(
                 p.ACP_DOCUMENTS_SYNCED, {"sessionId": session.session_id, "documents": [entry]}
@@ -159,10 +171,7 @@ class DiskSync:
     def _tracker(self, session: Session) -> _Tracker:
         tracker = self._trackers.get(session.session_id)
         if tracker is None:
-            root = os.path.realpath(session.cwd)
-            repo = self._repos.get(root)
-            if repo is None:
-                repo = self._repos[root] = ShadowRepo(root, shadow_dir(data_dir(os.environ), root))
+            repo = self.repo(os.path.realpath(session.cwd))
             tracker = self._trackers[session.session_id] = _Tracker(repo, session)
         return tracker
 
@@ -189,12 +198,26 @@ class DiskSync:
         tracker.chain = task
         return task
 
-    async def _baseline(self, session: Session, tracker: _Tracker) -> None:
+    async def _baseline(
+        self, session: Session, tracker: _Tracker, ordinal: int | None = None
+    ) -> None:
         tree = await tracker.repo.snapshot()
         if tracker.tree is not None and tracker.tree != tree:
             # changed between turns (the user, another program): not this turn's to review
             log.info("session %s: folder changed between turns", session.session_id)
         tracker.tree = tree
+        if ordinal is not None:
+            session.checkpoints.begin(ordinal, tracker.repo.root, tree)
+
+    async def _keep_checkpoint(self, session: Session, tracker: _Tracker, ordinal: int) -> None:
+        """The turn's end closes its checkpoint; refs keep both trees from being pruned."""
+        checkpoint = session.checkpoints.get(ordinal)
+        if checkpoint is None or tracker.tree is None:
+            return
+        session.checkpoints.end(ordinal, tracker.tree)
+        ref = f"refs/checkpoints/{session.session_id}/{ordinal}"
+        await tracker.repo.keep({f"{ref}/before": checkpoint.before, f"{ref}/after": tracker.tree})
+        self.checkpointed(session)
 
     async def _scan(self, session: Session, tracker: _Tracker, tool_call_id: str | None) -> None:
         if tool_call_id is not None and tracker.waiting:
@@ -235,7 +258,7 @@ class DiskSync:
                 owner = named[delta.path]
             if owner is not None:
                 self._review.record_disk_change(session, owner, delta.path, before, after)
-            entry = await self._sync_buffer(session, delta.path, before, after)
+            entry = await self._buffers.sync(session, delta.path, before, after)
             if entry is not None:
                 synced.append(entry)
         if synced:
@@ -316,65 +339,3 @@ class DiskSync:
                 log.info("%s changed on disk but is not UTF-8 text", delta.path)
                 return None
         return out[0], out[1]
-
-    # -- buffers -----------------------------------------------------------------------------
-    async def _sync_buffer(
-        self, session: Session, path: str, before: str | None, after: str | None
-    ) -> JsonObject | None:
-        """Bring the open buffer of ``path`` (if any) to the new disk text, the user's unsaved
-        edits merged on top. Returns the ``acp/documentsSynced`` entry, or None."""
-        name = os.path.basename(path)
-        for attempt in range(3):  # the user may type while the edit is on its way
-            doc = self._files.document(path)
-            if doc is None:
-                return None
-            buffer = doc.source
-            if after is None:
-                self._warn(
-                    f"acp-lsp: {session.agent} deleted {name}; its buffer still holds the text "
-                    "(acp/reviewEdit reject brings the file back)"
-                )
-                return None
-            base = self._files.bases.base(path)
-            if base is None:
-                base = before if before is not None else ""
-            if buffer in (after, base):
-                target = after
-            else:
-                merged = merge3(base, buffer, after)
-                if merged.text is None:
-                    lines = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in merged.conflicts)
-                    self._warn(
-                        f"acp-lsp: {session.agent} changed {name} on disk where you have unsaved "
-                        f"edits (lines {lines}); your buffer was kept. Saving it overwrites the "
-                        "agent's change; acp/reviewEdit shows it"
-                    )
-                    return {"uri": doc.uri, "version": doc.version, "conflict": True}
-                target = merged.text
-            try:
-                if target != buffer:
-                    done = await self._files.set_buffer(
-                        path,
-                        buffer,
-                        target,
-                        f"{session.agent}: {name} changed on disk",
-                        # a clean buffer in an editor with no front end: one that reloads the
-                        # file by itself may restart its versions (eglot 1.9 does), and a
-                        # minimal edit would then apply twice; a whole replacement cannot
-                        whole=buffer == base and self._plain(),
-                    )
-                    if not done:
-                        continue
-            except BackendError as exc:
-                if attempt < 2:
-                    # refused as stale: the editor may have reloaded the file by itself
-                    await self._files.next_change(RELOAD_WAIT_S)
-                    continue
-                self._warn(f"acp-lsp: could not bring {name} up to date with the disk: {exc}")
-                return None
-            self._files.bases.synced(path, after)
-            doc = self._files.document(path)
-            if doc is None:
-                return None
-            return {"uri": doc.uri, "version": doc.version, "matchesDisk": doc.source == after}
-        return None

@@ -134,10 +134,10 @@ class DocumentFiles:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._changed.wait(), timeout)
 
-    def _mark_own(self, path: str, text: str | None) -> None:
-        real = os.path.realpath(path)
-        kept = self._own.setdefault(real, deque(maxlen=OWN_WRITES_KEPT))
-        kept.append(None if text is None else blob_id(text.encode()))
+    def _mark_own(self, path: str, text: str | bytes | None) -> None:
+        kept = self._own.setdefault(os.path.realpath(path), deque(maxlen=OWN_WRITES_KEPT))
+        data = text.encode() if isinstance(text, str) else text
+        kept.append(None if data is None else blob_id(data))
 
     def is_own(self, path: str, blob: str | None) -> bool:
         """Whether the disk's ``blob`` (None: no file) at ``path`` is one of the bridge's own
@@ -296,11 +296,13 @@ class DocumentFiles:
         except OSError as exc:
             raise WriteRefused(p.INTERNAL_ERROR, f"cannot delete {path}: {exc}") from None
 
-    def write_disk(self, path: str, text: str) -> None:
-        self._mark_own(path, text)
+    def write_disk(self, path: str, text: str | bytes) -> None:
+        """``text`` as UTF-8, or bytes as they are (a checkpoint's file that is not text)."""
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        self._mark_own(path, data)
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            Path(path).write_text(text, encoding="utf-8", newline="")
+            Path(path).write_bytes(data)
         except OSError as exc:
             raise WriteRefused(p.INTERNAL_ERROR, f"cannot write {path}: {exc}") from None
 

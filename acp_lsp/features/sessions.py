@@ -10,6 +10,7 @@ from pygls.exceptions import JsonRpcException
 
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
+from acp_lsp.editor.checkpoint_restore import CheckpointRestore
 from acp_lsp.server import AcpLanguageServer
 
 JsonObject = dict[str, Any]
@@ -172,6 +173,32 @@ def register(server: AcpLanguageServer) -> None:
             session, params.action, params.tool_call_id, params.path, params.hunk
         )
 
+    @feature(p.ACP_RESTORE_CHECKPOINT)
+    @_errors
+    async def restore_checkpoint(
+        server: AcpLanguageServer, params: p.RestoreCheckpointParams
+    ) -> JsonObject:
+        session = server.hub.session(params.session_id)
+        files = await _restorer(server).restore(session, params.message_index)
+        return {"files": files}
+
+    @feature(p.ACP_REWIND_SESSION)
+    @_errors
+    async def rewind_session(
+        server: AcpLanguageServer, params: p.RewindSessionParams
+    ) -> JsonObject:
+        from acp_lsp.history.rewind import rewind
+
+        session, files = await rewind(
+            server.hub,
+            _restorer(server),
+            params.session_id,
+            params.message_index,
+            params.restore_files,
+        )
+        snapshot = server.editor.announce(session)
+        return snapshot if files is None else {**snapshot, "restoredFiles": files}
+
     @feature(p.ACP_AUTHENTICATE)
     @_errors
     async def authenticate(server: AcpLanguageServer, params: p.AuthenticateParams) -> JsonObject:
@@ -203,3 +230,7 @@ def register(server: AcpLanguageServer) -> None:
     @_errors
     async def update_agent(server: AcpLanguageServer, params: p.RestartAgentParams) -> JsonObject:
         return await server.registry().update(params.agent, server.hub.restart_agent)
+
+
+def _restorer(server: AcpLanguageServer) -> CheckpointRestore:
+    return CheckpointRestore(server.editor.files, server.editor.disk)

@@ -145,11 +145,13 @@ class Recorder:
         if not state.dirty:
             self._mark(state)
 
-    def changed(self, session: Session) -> None:
-        """Status or title changed."""
+    def changed(self, session: Session, *, extras: bool = False) -> None:
+        """Status or title changed (``extras``: what ``Session.extras`` holds changed too)."""
         state = self._states.get(session.session_id)
-        if state is not None and not state.dirty:
-            self._mark(state)
+        if state is not None:
+            state.extras = state.extras or extras
+            if not state.dirty:
+                self._mark(state)
 
     def _mark(self, state: _State) -> None:
         state.dirty = True

@@ -136,6 +136,8 @@ class History:
             session.primer = [primer(snapshot)]
             session.resumed_from = "transcript"
             await self.hub.backend(agent).keep_mode(session, snapshot.get("modes"))
+        if row is not None and row.extras:
+            session.checkpoints.load(row.extras.get("checkpoints"))
         return session
 
     # -- rename / delete / export --------------------------------------------------------------

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from acp_lsp.history.schema import MIGRATIONS, SCHEMA_VERSION
+from acp_lsp.session.checkpoints import mark_messages, stored_ordinals
 
 JsonObject = dict[str, Any]
 T = TypeVar("T")
@@ -345,7 +346,13 @@ class HistoryStore:
         }
         if row.title:
             snapshot["title"] = row.title
-        snapshot.update(row.extras or {})
+        extras = dict(row.extras or {})
+        # the trees behind the checkpoints are the bridge's: the editor sees which messages
+        # have one
+        snapshot["messages"] = mark_messages(
+            messages, stored_ordinals(extras.pop("checkpoints", 0))
+        )
+        snapshot.update(extras)
         return snapshot
 
 

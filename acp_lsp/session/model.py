@@ -15,6 +15,7 @@ import copy
 import logging
 from collections.abc import Callable
 
+from acp_lsp.session.checkpoints import Checkpoints
 from acp_lsp.session.jsonish import JSON, Update, brief
 from acp_lsp.session.messages import Message
 from acp_lsp.session.timeline import Timeline
@@ -56,6 +57,8 @@ class Session:
         # what the agent accepts in prompts (ACP promptCapabilities), for front ends
         self.prompt_capabilities: dict[str, JSON] | None = None
         self.queued: int | None = None  # prompts waiting their turn, once any was queued
+        self.checkpoints = Checkpoints()
+        self.rewound_from: dict[str, JSON] | None = None  # {sessionId, messageIndex}
 
         self._timeline = Timeline(session_id)
         self._tool_calls = ToolCalls()
@@ -99,9 +102,6 @@ class Session:
 
     def _on_whole_message(self, update: Update) -> list[Update]:
         return self._timeline.on_whole_message(update, _MESSAGE_ROLES[update["sessionUpdate"]])
-
-    def _on_tool_call(self, update: Update) -> list[Update]:
-        return self.upsert_tool_call(update)
 
     def _on_tool_call_content_chunk(self, update: Update) -> list[Update]:
         tool_call_id = update.get("toolCallId")
@@ -321,6 +321,8 @@ class Session:
             "modes": self._modes,
             "configOptions": self._config_options,
             "commands": self._commands,
+            "checkpoints": self.checkpoints.json(),
+            "rewoundFrom": self.rewound_from,
         }
         return {k: v for k, v in out.items() if v is not None}
 
@@ -342,11 +344,9 @@ class Session:
     def snapshot(self) -> dict[str, JSON]:
         """The SessionSnapshot (DESIGN §2), camelCase; optional keys omitted when unset.
 
-        ``plan`` is ACP's Plan (``{entries, _meta?}``: the last ``plan`` update without its
-        discriminator), ``usage`` likewise the last ``usage_update``; ``commands`` is the
-        ``availableCommands`` list, ``configOptions`` the full list, ``modes`` ACP's
-        SessionModeState. Containers are fresh (a later update never changes a snapshot
-        already taken); the raw agent values inside are shared: read-only for callers.
+        ``plan`` is ACP's Plan (the last ``plan`` update without its discriminator), ``usage``
+        likewise; ``commands`` the ``availableCommands`` list, ``modes`` ACP's SessionModeState.
+        Containers are fresh; the raw agent values inside are shared: read-only for callers.
         """
         snapshot: dict[str, JSON] = {
             "sessionId": self.session_id,
@@ -354,7 +354,7 @@ class Session:
             "cwd": self.cwd,
             "status": self.status,
             "seq": self.seq,
-            "messages": self._timeline.messages_json(),
+            "messages": self.checkpoints.mark(self._timeline.messages_json()),
             "toolCalls": self._tool_calls.states(),
             "timeline": self._timeline.entries_json(),
         }
@@ -370,6 +370,7 @@ class Session:
             "additionalDirectories": list(self.additional_directories) or None,
             "forkedFrom": self.forked_from,
             "resumedFrom": self.resumed_from,
+            "rewoundFrom": self.rewound_from,
             "promptCapabilities": self.prompt_capabilities,
             "queued": self.queued or None,
         }
@@ -386,8 +387,8 @@ _HANDLERS: dict[str, Callable[[Session, Update], list[Update]]] = {
     "user_message": Session._on_whole_message,
     "agent_message": Session._on_whole_message,
     "agent_thought": Session._on_whole_message,
-    "tool_call": Session._on_tool_call,
-    "tool_call_update": Session._on_tool_call,
+    "tool_call": Session.upsert_tool_call,
+    "tool_call_update": Session.upsert_tool_call,
     "tool_call_content_chunk": Session._on_tool_call_content_chunk,
     "plan": Session._on_plan,
     "available_commands_update": Session._on_commands,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -91,11 +91,38 @@ def python_agent(*args: str) -> dict[str, Any]:
     return {"command": sys.executable, "args": list(args)}
 
 
-def scripted_agent(script: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+def scripted_agent(
+    script: dict[str, Any], tmp_path: Path, log: Path | None = None
+) -> dict[str, Any]:
     """initializationOptions with the scripted agent (tests/agents) playing ``script`` as
-    the default agent."""
+    the default agent (``log``: where it writes what it received)."""
     argv = scripted_command(script, tmp_dir=tmp_path)
-    return {
-        "agents": {"scripted": {"command": argv[0], "args": argv[1:]}},
-        "defaultAgent": "scripted",
-    }
+    agent: dict[str, Any] = {"command": argv[0], "args": argv[1:]}
+    if log is not None:
+        agent["env"] = {"SCRIPTED_ACP_LOG": str(log)}
+    return {"agents": {"scripted": agent}, "defaultAgent": "scripted"}
+
+
+ScriptedLaunch = Callable[..., Awaitable[TestEditor]]
+
+
+@pytest.fixture
+async def launch(tmp_path: Path, workspace: Path) -> AsyncIterator[ScriptedLaunch]:
+    """``start(script, profile=..., rich=...)``: an editor on the workspace whose default agent
+    plays ``script``, logging what it received to ``tmp_path / "agent.log"``; every editor
+    started is shut down (unless the test did) and its messages checked against the schema."""
+    editors: list[TestEditor] = []
+
+    async def start(
+        script: dict[str, Any], *, profile: str = "visual_studio_code", rich: bool = True
+    ) -> TestEditor:
+        options = scripted_agent(script, tmp_path, tmp_path / "agent.log")
+        editor = await start_editor(tmp_path, workspace, profile, options, rich=rich)
+        editors.append(editor)
+        return editor
+
+    yield start
+    for editor in editors:
+        if editor._server is not None and editor._server.returncode is None:  # not yet stopped
+            await editor.shutdown_session()
+        assert not editor.schema_errors, "\n".join(editor.schema_errors)

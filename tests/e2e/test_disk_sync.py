@@ -10,7 +10,8 @@ after the change never returns the stale buffer.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import functools
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from lsprotocol import types
 
 from acp_lsp import protocol as p
 from acp_lsp.textedits import apply_edits
-from tests.e2e.conftest import PROFILES, scripted_agent, start_editor
+from tests.e2e.conftest import PROFILES
 from tests.support.lsp_editor import TestEditor
 
 pytestmark = pytest.mark.timeout(60)
@@ -31,21 +32,9 @@ APP = "src/app.py"
 
 
 @pytest.fixture(params=PROFILES)
-async def launch(
-    request: pytest.FixtureRequest, tmp_path: Path, workspace: Path
-) -> AsyncIterator[Launch]:
-    editors: list[TestEditor] = []
-
-    async def start(script: JsonObject, *, rich: bool = True) -> TestEditor:
-        options = scripted_agent(script, tmp_path)
-        editor = await start_editor(tmp_path, workspace, request.param, options, rich=rich)
-        editors.append(editor)
-        return editor
-
-    yield start
-    for editor in editors:
-        await editor.shutdown_session()
-        assert not editor.schema_errors, "\n".join(editor.schema_errors)
+def launch(request: pytest.FixtureRequest, launch: Launch) -> Launch:
+    """The scripted editor of tests/e2e/conftest.py, in each editor profile."""
+    return functools.partial(launch, profile=request.param)
 
 
 def shell(call_id: str, title: str, *changes: JsonObject) -> list[JsonObject]:

@@ -7,7 +7,6 @@ agent's own write reported with a diff (Claude Code's Write), the client's
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig
 
 from acp_lsp import protocol as p
+from tests.e2e.conftest import ScriptedLaunch as Launch
 from tests.e2e.conftest import scripted_agent, server_env, start_editor
 from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities
 from tests.support.plain_lsp import code_actions, command
@@ -34,24 +34,7 @@ from tests.support.review_script import (
 pytestmark = pytest.mark.timeout(60)
 
 JsonObject = dict[str, Any]
-Launch = Callable[[JsonObject], Awaitable[TestEditor]]
 APP = "src/app.py"
-
-
-@pytest.fixture
-async def launch(tmp_path: Path, workspace: Path) -> AsyncIterator[Launch]:
-    editors: list[TestEditor] = []
-
-    async def start(script: JsonObject) -> TestEditor:
-        options = scripted_agent(script, tmp_path)
-        editor = await start_editor(tmp_path, workspace, "visual_studio_code", options)
-        editors.append(editor)
-        return editor
-
-    yield start
-    for editor in editors:
-        await editor.shutdown_session()
-        assert not editor.schema_errors, "\n".join(editor.schema_errors)
 
 
 def two_places(text: str) -> str:

@@ -43,6 +43,10 @@ import type {
   ExportSessionResult,
   InstallAgentResult,
   UpdateAgentResult,
+  RestoreCheckpointParams,
+  RestoreCheckpointResult,
+  RewindSessionParams,
+  RewindSessionResult,
 } from "./model/types";
 
 export type * from "./model/types";
@@ -81,6 +85,12 @@ export const exportSession = new RequestType<ExportSessionParams, ExportSessionR
 );
 export const installAgent = new RequestType<AgentParams, InstallAgentResult, void>("acp/installAgent");
 export const updateAgent = new RequestType<AgentParams, UpdateAgentResult, void>("acp/updateAgent");
+export const restoreCheckpoint = new RequestType<RestoreCheckpointParams, RestoreCheckpointResult, void>(
+  "acp/restoreCheckpoint",
+);
+export const rewindSession = new RequestType<RewindSessionParams, RewindSessionResult, void>(
+  "acp/rewindSession",
+);
 
 // -- methods: server -> editor notifications -------------------------------------------------
 
@@ -131,6 +141,8 @@ export const EDITOR_REQUESTS = [
   exportSession,
   installAgent,
   updateAgent,
+  restoreCheckpoint,
+  rewindSession,
 ].map((t) => t.method);
 export const SERVER_NOTIFICATIONS = [
   sessionUpdate,

@@ -27,6 +27,8 @@ M.requests = {
   export_session = 'acp/exportSession',
   install_agent = 'acp/installAgent',
   update_agent = 'acp/updateAgent',
+  restore_checkpoint = 'acp/restoreCheckpoint',
+  rewind_session = 'acp/rewindSession',
 }
 
 --- Server -> editor notifications.

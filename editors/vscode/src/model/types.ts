@@ -44,6 +44,8 @@ export interface Message {
   messageId?: string | null;
   role: "user" | "agent" | "thought" | string;
   content: ContentBlock[];
+  /** A user message whose checkpoint acp/restoreCheckpoint can go back to. */
+  checkpoint?: true;
 }
 
 export type TimelineEntry = { message: number } | { toolCall: string };
@@ -133,6 +135,8 @@ export interface SessionSnapshot {
   promptCapabilities?: PromptCapabilities;
   /** Queued prompts waiting their turn (acp/prompt {queue: true}). */
   queued?: number;
+  /** The session and user message this one was rewound from (acp/rewindSession). */
+  rewoundFrom?: { sessionId: string; messageIndex: number };
 }
 
 /** ACP promptCapabilities: content types an agent accepts besides text and resource links. */
@@ -240,6 +244,26 @@ export interface ListSessionsParams {
 export interface ListSessionsResult {
   sessions: SessionInfo[];
   nextCursor?: string;
+}
+export interface RestoreCheckpointParams {
+  sessionId: string;
+  /** The index in `messages` of a user message with `checkpoint: true`. */
+  messageIndex: number;
+}
+export interface RewindSessionParams extends RestoreCheckpointParams {
+  restoreFiles?: boolean;
+}
+export interface RestoredFile {
+  path: string;
+  status: "restored" | "unchanged" | "failed";
+  change?: "created" | "modified" | "deleted";
+  message?: string;
+}
+export interface RestoreCheckpointResult {
+  files: RestoredFile[];
+}
+export interface RewindSessionResult extends SessionSnapshot {
+  restoredFiles?: RestoredFile[];
 }
 export interface RenameSessionParams {
   sessionId: string;
