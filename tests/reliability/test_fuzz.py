@@ -151,6 +151,8 @@ FIELDS = {
     "limit": "count",
     "title": "text",
     "format": "format",
+    "messageIndex": "count",
+    "restoreFiles": "bool",
 }
 METHOD_FIELDS = {
     p.ACP_LIST_AGENTS: ["includeRegistry"],
@@ -174,6 +176,8 @@ METHOD_FIELDS = {
     p.ACP_EXPORT_SESSION: ["sessionId", "format"],
     p.ACP_INSTALL_AGENT: ["agent"],
     p.ACP_UPDATE_AGENT: ["agent"],
+    p.ACP_RESTORE_CHECKPOINT: ["sessionId", "messageIndex"],
+    p.ACP_REWIND_SESSION: ["sessionId", "messageIndex", "restoreFiles"],
 }
 assert set(METHOD_FIELDS) == set(p.EDITOR_REQUESTS)
 

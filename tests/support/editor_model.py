@@ -50,6 +50,8 @@ def view_of(snapshot: dict[str, JSON]) -> dict[str, JSON]:
     view: dict[str, JSON] = json.loads(
         json.dumps({k: snapshot[k] for k in VIEW_KEYS if k in snapshot})
     )
+    for message in view.get("messages") or []:
+        message.pop("checkpoint", None)  # a snapshot's mark (DESIGN §2), no update carries it
     return view
 
 

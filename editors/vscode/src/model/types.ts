@@ -250,7 +250,9 @@ export interface RestoreCheckpointParams {
   /** The index in `messages` of a user message with `checkpoint: true`. */
   messageIndex: number;
 }
-export interface RewindSessionParams extends RestoreCheckpointParams {
+export interface RewindSessionParams {
+  sessionId: string;
+  messageIndex: number;
   restoreFiles?: boolean;
 }
 export interface RestoredFile {
