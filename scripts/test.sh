@@ -64,7 +64,9 @@ lint() {
 }
 
 types() {
-    "$PY" -m mypy acp_lsp
+    # the cache beside the installs: a fresh clone on a machine that checked before re-checks
+    # only what differs (mypy compares file hashes), 0.3 s instead of 9 s
+    "$PY" -m mypy --cache-dir .cache/mypy acp_lsp
 }
 
 debian() {

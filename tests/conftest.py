@@ -49,7 +49,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "quick: in `./run tests --quick` (lint, types, unit tests, end to end with the "
-        "scripted agents); set from the test's path (FULL_ONLY) and the heavy marker",
+        "scripted agents); set from the test's path (FULL_ONLY) and the heavy and "
+        "production markers",
+    )
+    config.addinivalue_line(
+        "markers", "production: runs a production agent (full run only, as FULL_ONLY files)"
     )
 
 
@@ -67,7 +71,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         path = item.nodeid.split("::", 1)[0]
-        if not path.startswith(FULL_ONLY) and item.get_closest_marker("heavy") is None:
+        if not path.startswith(FULL_ONLY) and not any(
+            item.get_closest_marker(name) for name in ("heavy", "production")
+        ):
             item.add_marker(pytest.mark.quick)
     xdist_groups(items)
 

@@ -213,6 +213,7 @@ async def test_the_user_s_rules_and_sessions_without_their_own_editor_server_dec
         await editor.shutdown_session()
 
 
+@pytest.mark.production
 @pytest.mark.timeout(240)
 async def test_qwen_code_in_its_default_mode_asks_the_user_only_for_open_diff(
     tmp_path: Path, model: ModelServer

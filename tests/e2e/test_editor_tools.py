@@ -654,6 +654,7 @@ async def test_the_editor_server_is_on_by_default(tmp_path: Path, workspace: Pat
         await editor.shutdown_session()
 
 
+@pytest.mark.production
 async def test_claude_connects_and_offers_the_editor_tools_to_its_model(
     tmp_path: Path, model: ModelServer
 ) -> None:
@@ -739,6 +740,7 @@ def tool_results(model: ModelServer) -> list[Any]:
     return out
 
 
+@pytest.mark.production
 async def test_claude_s_model_gets_the_editor_s_diagnostics(
     tmp_path: Path, model: ModelServer
 ) -> None:
@@ -795,6 +797,7 @@ async def test_claude_s_model_gets_the_editor_s_diagnostics(
     assert processes_of(tmp_path / "home") == []
 
 
+@pytest.mark.production
 async def test_cancelling_claude_s_turn_withdraws_the_open_diff_review(
     tmp_path: Path, model: ModelServer
 ) -> None:
