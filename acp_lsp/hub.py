@@ -44,6 +44,7 @@ class Hub:
         self.sessions: dict[str, Session] = {}
         self._ids_used: set[str] = set()  # every editor-facing id this server has given
         self.turns: dict[str, Turn] = {}
+        self.starting: set[str] = set()  # a prompt is on its way to the agent (disk snapshot)
         self.queue = PromptQueue(self.sessions, editor)  # acp/prompt {queue: true}
         self.tasks = TaskOwner("hub")
         self.workspace_folders: list[str] = []
@@ -113,8 +114,7 @@ class Hub:
         return session
 
     def id_taken(self, session_id: str, *, ever: bool = False) -> bool:
-        """In use, or (``ever``) used by any session of this server: a new conversation never
-        gets the id of a closed one, whose notifications and history editors still hold."""
+        """In use, or (``ever``) ever used here: a closed session's id is never given again."""
         return session_id in self.sessions or (ever and session_id in self._ids_used)
 
     def _register(self, session: Session) -> Session:
@@ -208,9 +208,8 @@ class Hub:
     async def delete_session(
         self, session_id: str, agent: str | None, *, stored: bool = False
     ) -> None:
-        """Delete it on the agent's side where offered. A session whose stored copy was just
-        removed (``stored``) is deleted even when its agent cannot delete it or no longer has
-        it; either way a live one is not left running."""
+        """Delete it on the agent's side where offered; with its stored copy just removed
+        (``stored``) even when the agent cannot. A live one is not left running."""
         live = self.sessions.get(session_id)
         try:
             backend = self.backend(agent or (live.agent if live else None))
@@ -236,7 +235,7 @@ class Hub:
             )
         if session.status == "failed":
             raise gone_error(session)
-        if session_id in self.turns:
+        if self.busy(session_id):
             raise BackendError(p.TURN_RUNNING, f"a turn is already running in {session_id!r}")
         blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt
         backend = self.backend(session.agent)
@@ -245,7 +244,11 @@ class Hub:
         self.editor.publish(session, session.add_user_prompt(blocks))
         primer, session.primer = session.primer, None
         sent = [*primer, *blocks] if primer else blocks
-        await self.editor.prepare_disk(session)
+        self.starting.add(session_id)  # the turn is this prompt's from here: another waits
+        try:
+            await self.editor.prepare_disk(session)
+        finally:
+            self.starting.discard(session_id)
         task = self.tasks.spawn(backend.prompt(session, sent), name=f"turn {session_id}")
         turn = self.turns[session_id] = Turn(task)
         self.editor.turn_started(session, work_done_token)
@@ -256,6 +259,10 @@ class Hub:
             await self.cancel(session_id)
             await self._wait_turn(session_id)
             return "cancelled"
+
+    def busy(self, session_id: str) -> bool:
+        """A turn runs, or a prompt is on its way to start one."""
+        return session_id in self.turns or session_id in self.starting
 
     async def _finish_turn(self, session: Session, turn: Turn) -> str:
         error: BackendError | None = None

@@ -109,7 +109,7 @@ def register(server: AcpLanguageServer) -> None:
         hub = server.hub
         hub.session(params.session_id)  # an unknown session is refused before it waits
         if params.queue and not await hub.queue.wait_turn(
-            params.session_id, lambda: params.session_id in hub.turns
+            params.session_id, lambda: hub.busy(params.session_id)
         ):
             return {"stopReason": "cancelled"}  # withdrawn: it never reached the agent
         try:
@@ -179,7 +179,7 @@ def register(server: AcpLanguageServer) -> None:
         server: AcpLanguageServer, params: p.RestoreCheckpointParams
     ) -> JsonObject:
         session = server.hub.session(params.session_id)
-        files = await _restorer(server).restore(session, params.message_index)
+        files = await _restorer(server).restore(session, params.message_index, params.dry_run)
         return {"files": files}
 
     @feature(p.ACP_REWIND_SESSION)

@@ -152,3 +152,28 @@ async def test_without_queue_a_second_prompt_is_still_refused(
         assert (await first)["stopReason"] == "cancelled"
     finally:
         await editor.shutdown_session()
+
+
+async def test_a_prompt_queued_right_behind_one_just_sent_waits_for_it(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """Sent back to back: the first is still on its way to the agent (the folder's snapshot
+    before a prompt takes a git process) when the queued one arrives; it must wait all the
+    same, never start a second turn or be refused."""
+    editor, sid = await start(tmp_path, workspace, 0.3)
+    try:
+        for _ in range(3):  # the window is short: a few tries, each must hold
+            first = asyncio.ensure_future(
+                editor.acp(p.ACP_PROMPT, {"sessionId": sid, "prompt": "go"})
+            )
+            second = queue(editor, sid, "right behind")
+            assert (await first)["stopReason"] == "end_turn"
+            assert (await second)["stopReason"] == "end_turn"
+        texts = prompted(editor, sid)
+        assert texts == ["go", "right behind"] * 3, texts
+        # the first "go" sleeps before it answers: a queued prompt run beside it, not after
+        # it, would be heard first
+        heard = "".join(agent_heard(editor, sid))
+        assert heard.index("first done") < heard.index("heard: right behind"), heard
+    finally:
+        await editor.shutdown_session()
