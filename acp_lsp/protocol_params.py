@@ -159,9 +159,12 @@ class ExportSessionParams(Params):
 class RestoreCheckpointParams(Params):
     session_id: str
     message_index: int
+    dry_run: bool = False
 
 
-class RewindSessionParams(RestoreCheckpointParams):
+class RewindSessionParams(Params):
+    session_id: str
+    message_index: int
     restore_files: bool = False
 
 

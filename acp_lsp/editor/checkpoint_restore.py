@@ -81,8 +81,11 @@ class CheckpointRestore:
         self._files = files
         self._disk = disk
 
-    async def restore(self, session: Session, message_index: int) -> list[JsonObject]:
-        """Restore the checkpoint of user message ``message_index``; one entry per file."""
+    async def restore(
+        self, session: Session, message_index: int, dry_run: bool = False
+    ) -> list[JsonObject]:
+        """Restore the checkpoint of user message ``message_index``; one entry per file
+        (``dry_run``: what a restore would do, nothing written)."""
         if session.status not in ("idle", "failed"):
             raise BackendError(
                 p.TURN_RUNNING,
@@ -92,14 +95,14 @@ class CheckpointRestore:
         ordinal = user_ordinal(session, message_index)
         if ordinal is None:
             raise BackendError(
-                p.INVALID_PARAMS, f"messageIndex {message_index} is not a user message"
+                p.INVALID_PARAMS, f"messageIndex: message {message_index} is not a user message"
             )
         checkpoint = session.checkpoints.get(ordinal)
         if checkpoint is None or checkpoint.after is None:
             raise BackendError(
                 p.INVALID_PARAMS,
-                f"message {message_index} has no checkpoint (its turn did not end, or the "
-                "folder is not tracked: disk.track off, no git, or too large)",
+                f"messageIndex: message {message_index} has no checkpoint (its turn did not "
+                "end, or the folder is not tracked: disk.track off, no git, or too large)",
             )
         repo = self._disk.repo(checkpoint.root)
         steps: dict[str, list[FileDelta]] = {}
@@ -110,10 +113,17 @@ class CheckpointRestore:
                         steps.setdefault(delta.path, []).append(delta)
         except ShadowError as exc:
             raise BackendError(p.INTERNAL_ERROR, f"cannot read the checkpoint: {exc}") from None
-        return [await self._file(session, repo, path, deltas) for path, deltas in steps.items()]
+        return [
+            await self._file(session, repo, path, deltas, dry_run) for path, deltas in steps.items()
+        ]
 
     async def _file(
-        self, session: Session, repo: ShadowRepo, path: str, deltas: list[FileDelta]
+        self,
+        session: Session,
+        repo: ShadowRepo,
+        path: str,
+        deltas: list[FileDelta],
+        dry_run: bool,
     ) -> JsonObject:
         out: JsonObject = {"path": path, "change": _change(deltas)}
         try:
@@ -122,6 +132,8 @@ class CheckpointRestore:
             target = plan_restore(current, steps)
             if target == current:
                 return {**out, "status": "unchanged"}
+            if dry_run:
+                return {**out, "status": "restored"}
             await self._write(session, path, current, target)
         except Overlap as exc:
             return {**out, "status": "failed", "message": f"{path} was left as it is: {exc}"}

@@ -33,9 +33,11 @@ class Hunk:
     new_start: int
     new_lines: int
     status: str = "pending"
+    old_text: str | None = None
+    """The lines the change removed or replaced (None when too long to send along)."""
 
     def json(self) -> JsonObject:
-        return {
+        out: JsonObject = {
             "index": self.index,
             "oldStart": self.old_start,
             "oldLines": self.old_lines,
@@ -43,6 +45,9 @@ class Hunk:
             "newLines": self.new_lines,
             "status": self.status,
         }
+        if self.old_text is not None:
+            out["oldText"] = self.old_text  # an editor shows removed lines where they were
+        return out
 
     def lines(self) -> str:
         """The lines the change left, as a person names them ("lines 4-6", "after line 3")."""
@@ -68,10 +73,16 @@ def exact_texts(snapshots: Sequence[Snapshot], diffs: Sequence[Diff]) -> tuple[s
     return None
 
 
+OLD_TEXT_MAX = 4096
+"""A hunk's removed lines go along (``oldText``) up to this many characters."""
+
+
 def hunks_of(before: str, after: str) -> list[Hunk]:
     """The hunks that turn ``before`` into ``after``, in file order."""
     hunks = []
-    for index, (i1, i2, j1, j2) in enumerate(diff_lines(split_lines(before), split_lines(after))):
+    old = split_lines(before)
+    for index, (i1, i2, j1, j2) in enumerate(diff_lines(old, split_lines(after))):
+        removed = "".join(old[i1:i2])
         hunks.append(
             Hunk(
                 index,
@@ -79,6 +90,7 @@ def hunks_of(before: str, after: str) -> list[Hunk]:
                 old_lines=i2 - i1,
                 new_start=j1 + 1 if j2 > j1 else j1,
                 new_lines=j2 - j1,
+                old_text=removed if len(removed) <= OLD_TEXT_MAX else None,
             )
         )
     return hunks

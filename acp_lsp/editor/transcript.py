@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_NOTICE_TYPES = {"warning": types.MessageType.Warning, "error": types.MessageType.Error}
 
 
 class Transcripts:
@@ -84,11 +85,26 @@ class Transcripts:
             return False
         return bool(result.success)
 
-    def observe(self, session: Session, _updates: list[Any]) -> None:
+    def observe(self, session: Session, updates: list[Any]) -> None:
         sid = session.session_id
+        for update in updates:
+            if update.get("sessionUpdate") == "notice" and sid in self._sessions:
+                self._notice(session, update)
         if sid in self._sessions and sid not in self._timers:
             loop = asyncio.get_running_loop()
             self._timers[sid] = loop.call_later(self.interval, self._due(sid))
+
+    def _notice(self, session: Session, notice: dict[str, Any]) -> None:
+        """ACP's session notice (RFD "Session Notices"): a plain editor shows it as a message,
+        a warning or an error as the agent rates it."""
+        level = _NOTICE_TYPES.get(str(notice.get("severity")), types.MessageType.Info)
+        text = " — ".join(
+            str(notice[key]) for key in ("title", "description") if isinstance(notice.get(key), str)
+        )
+        if text:
+            self.server.window_show_message(
+                types.ShowMessageParams(type=level, message=f"{session.agent}: {text}")
+            )
 
     def _due(self, sid: str) -> Callable[[], None]:
         def run() -> None:

@@ -54,7 +54,9 @@ async def rewind(
     source = hub.session(session_id)
     ordinal = user_ordinal(source, message_index)
     if ordinal is None:
-        raise BackendError(p.INVALID_PARAMS, f"messageIndex {message_index} is not a user message")
+        raise BackendError(
+            p.INVALID_PARAMS, f"messageIndex: message {message_index} is not a user message"
+        )
     if session_id in hub.turns:
         raise BackendError(
             p.TURN_RUNNING,

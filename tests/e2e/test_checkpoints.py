@@ -48,8 +48,11 @@ def user_indices(snapshot: JsonObject) -> list[int]:
     return [i for i, m in enumerate(snapshot["messages"]) if m["role"] == "user"]
 
 
-async def restore(editor: TestEditor, sid: str, index: int) -> dict[str, JsonObject]:
-    result = await editor.acp(p.ACP_RESTORE_CHECKPOINT, {"sessionId": sid, "messageIndex": index})
+async def restore(
+    editor: TestEditor, sid: str, index: int, dry_run: bool = False
+) -> dict[str, JsonObject]:
+    params = {"sessionId": sid, "messageIndex": index, "dryRun": dry_run}
+    result = await editor.acp(p.ACP_RESTORE_CHECKPOINT, params)
     return {Path(f["path"]).name: f for f in result["files"]}
 
 
@@ -72,8 +75,12 @@ async def test_restoring_the_first_checkpoint_undoes_both_turns_and_keeps_the_us
     editor = await launch(turns(first_turn(originals[APP]), SECOND_TURN))
     sid, users = await two_turns(editor, workspace)
     assert not (workspace / "src/util.py").exists()
+    # what a front end shows in its confirmation: the same answer, nothing written
+    planned = await restore(editor, sid, users[0], dry_run=True)
+    assert not (workspace / "src/util.py").exists() and (workspace / "notes.txt").exists()
 
     files = await restore(editor, sid, users[0])
+    assert files == planned
 
     assert {name: (f["status"], f["change"]) for name, f in files.items()} == {
         "notes.txt": ("restored", "created"),

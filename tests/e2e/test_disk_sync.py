@@ -114,7 +114,8 @@ async def test_shell_change_reaches_the_dirty_buffer_and_is_reviewable(
     assert entry["matchesDisk"] is False
     review = review_of(editor, sid, "sed1")
     assert review["status"] == "pending"
-    greeting = {"index": 0, "oldStart": 9, "oldLines": 1, "newStart": 9, "newLines": 1}
+    greeting: dict[str, object] = {"index": 0, "oldStart": 9, "oldLines": 1, "newStart": 9}
+    greeting |= {"newLines": 1, "oldText": original.decode().splitlines(keepends=True)[8]}
     assert review["files"] == [
         {
             "path": str(app),

@@ -13,13 +13,14 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pytest_lsp import ClientServerConfig
 
-from tests.e2e.conftest import server_env
-from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities
+from tests.e2e.conftest import scripted_agent, server_env
+from tests.support.lsp_editor import SERVER_COMMAND, JsonObject, TestEditor, capabilities
 from tests.support.plain_lsp import code_actions, command
+from tests.support.review_script import turns, update
 
 
-@pytest.fixture
-async def plain(tmp_path: Path, workspace: Path) -> AsyncIterator[TestEditor]:
+async def start_plain(tmp_path: Path, workspace: Path, options: JsonObject) -> TestEditor:
+    """The real server in an editor with no acp/* front end."""
     config = ClientServerConfig(
         server_command=SERVER_COMMAND, client_factory=TestEditor, server_env=server_env(tmp_path)
     )
@@ -32,11 +33,18 @@ async def plain(tmp_path: Path, workspace: Path) -> AsyncIterator[TestEditor]:
             capabilities=caps,
             root_uri=workspace.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-            initialization_options={"agents": {"demo": {"env": {"ACP_DEMO_DELAY": "0"}}}},
+            initialization_options=options,
         )
     )
     provider = result.capabilities.execute_command_provider
     assert provider is not None and "acp.ask" in provider.commands
+    return editor
+
+
+@pytest.fixture
+async def plain(tmp_path: Path, workspace: Path) -> AsyncIterator[TestEditor]:
+    options = {"agents": {"demo": {"env": {"ACP_DEMO_DELAY": "0"}}}}
+    editor = await start_plain(tmp_path, workspace, options)
     yield editor
     await editor.shutdown_session()
 
@@ -122,3 +130,24 @@ async def test_commands_without_a_session_and_bad_arguments(plain: TestEditor) -
     assert await command(plain, "acp.toggleFollow") == {"enabled": False}
     errors = [m.message for m in plain.messages if m.type == types.MessageType.Error]
     assert any("no session yet" in m for m in errors), errors
+
+
+async def test_the_agents_notices_become_messages(tmp_path: Path, workspace: Path) -> None:
+    """ACP's session notices (RFD "Session Notices") in an editor that only shows messages."""
+    notices = [
+        update(sessionUpdate="notice", severity="warning", title="Rate limited",
+               description="retrying in 5 s"),
+        update(sessionUpdate="notice", severity="info", title="Context compacted"),
+        update(sessionUpdate="agent_message_chunk", content={"type": "text", "text": "Done."}),
+    ]  # fmt: skip
+    editor = await start_plain(tmp_path, workspace, scripted_agent(turns(notices), tmp_path))
+    try:
+        answer = await command(editor, "acp.prompt", "hello")
+        await transcript_until(editor, answer["transcript"], "_status: idle_")
+        shown = [(m.type, m.message) for m in editor.messages if m.message.startswith("scripted:")]
+        assert shown == [
+            (types.MessageType.Warning, "scripted: Rate limited — retrying in 5 s"),
+            (types.MessageType.Info, "scripted: Context compacted"),
+        ]
+    finally:
+        await editor.shutdown_session()

@@ -94,7 +94,8 @@ async def test_claude_write_with_null_old_text_over_an_existing_file(
     assert read(workspace, APP) == "print('rewritten')\n"
     path = str(workspace / APP)
     # the bridge saw the change on disk too: it says what kind it was; all 20 lines became one
-    whole = {"index": 0, "oldStart": 1, "oldLines": 20, "newStart": 1, "newLines": 1}
+    whole: dict[str, object] = {"index": 0, "oldStart": 1, "oldLines": 20, "newStart": 1}
+    whole |= {"newLines": 1, "oldText": original}  # oldText: what it replaced, for the editor
     assert await shown_review(editor, sid, "w1") == {
         "status": "pending",
         "files": [

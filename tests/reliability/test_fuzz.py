@@ -153,6 +153,7 @@ FIELDS = {
     "format": "format",
     "messageIndex": "count",
     "restoreFiles": "bool",
+    "dryRun": "bool",
 }
 METHOD_FIELDS = {
     p.ACP_LIST_AGENTS: ["includeRegistry"],
@@ -176,7 +177,7 @@ METHOD_FIELDS = {
     p.ACP_EXPORT_SESSION: ["sessionId", "format"],
     p.ACP_INSTALL_AGENT: ["agent"],
     p.ACP_UPDATE_AGENT: ["agent"],
-    p.ACP_RESTORE_CHECKPOINT: ["sessionId", "messageIndex"],
+    p.ACP_RESTORE_CHECKPOINT: ["sessionId", "messageIndex", "dryRun"],
     p.ACP_REWIND_SESSION: ["sessionId", "messageIndex", "restoreFiles"],
 }
 assert set(METHOD_FIELDS) == set(p.EDITOR_REQUESTS)

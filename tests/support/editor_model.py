@@ -50,8 +50,14 @@ def view_of(snapshot: dict[str, JSON]) -> dict[str, JSON]:
     view: dict[str, JSON] = json.loads(
         json.dumps({k: snapshot[k] for k in VIEW_KEYS if k in snapshot})
     )
+    return without_checkpoint_marks(view)
+
+
+def without_checkpoint_marks(view: dict[str, JSON]) -> dict[str, JSON]:
+    """A view without the user messages' ``checkpoint`` marks: a snapshot's (DESIGN §2), no
+    update carries them, so a model built from a snapshot and updates may hold stale ones."""
     for message in view.get("messages") or []:
-        message.pop("checkpoint", None)  # a snapshot's mark (DESIGN §2), no update carries it
+        message.pop("checkpoint", None)
     return view
 
 
@@ -201,7 +207,7 @@ class EditorModel:
         }
         result.update(self.other)
         view: dict[str, JSON] = json.loads(json.dumps(result))
-        return view
+        return without_checkpoint_marks(view)
 
     def message_texts(self) -> list[str]:
         return [

@@ -360,7 +360,8 @@ async def test_claude_write_then_reject_restores_and_marks_the_call(h: Harness) 
     )
     # the update the editor gets carries the review, in the same update
     # … with the one hunk of the change: line 2 replaced
-    hunk = {"index": 0, "oldStart": 2, "oldLines": 1, "newStart": 2, "newLines": 1}
+    hunk: dict[str, object] = {"index": 0, "oldStart": 2, "oldLines": 1, "newStart": 2}
+    hunk |= {"newLines": 1, "oldText": "    print('hello')\n"}  # oldText: shown as removed
     assert sent["review"] == {
         "status": "pending",
         "files": [{"path": path, "status": "pending", "hunks": [{**hunk, "status": "pending"}]}],
@@ -440,9 +441,17 @@ async def test_per_file_review_of_a_multi_file_call(h: Harness) -> None:
     assert h.review_of("m1") == {
         "status": "pending",
         "files": [
-            {"path": a, "status": "pending", "hunks": [{**one_line, "status": "pending"}]},
+            {
+                "path": a,
+                "status": "pending",
+                "hunks": [{**one_line, "status": "pending", "oldText": "a\n"}],
+            },
             # the file's hunks follow its decision
-            {"path": b, "status": "rejected", "hunks": [{**one_line, "status": "rejected"}]},
+            {
+                "path": b,
+                "status": "rejected",
+                "hunks": [{**one_line, "status": "rejected", "oldText": "b\n"}],
+            },
         ],
     }
     await h.manager.decide.review(h.session, "accept", "m1", None)

@@ -34,6 +34,11 @@ def agent(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int, int]]:
         assert time.monotonic() < deadline, "the agent did not start its children"
         time.sleep(0.01)
     kid, lone = (int(pid) for pid in pids.read_text().split())
+    # `setsid` may not have left the agent's session yet when the pids are written (a loaded
+    # machine): the tests need it gone, as Claude Code's Bash is
+    while session_of(lone) != lone:
+        assert time.monotonic() < deadline, "the lone child did not start its own session"
+        time.sleep(0.01)
     yield proc, kid, lone
     for pid in (proc.pid, kid, lone):
         try:
@@ -41,6 +46,14 @@ def agent(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int, int]]:
         except ProcessLookupError:
             pass
     proc.wait()
+
+
+def session_of(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat[stat.rfind(")") + 2 :].split()[3])
 
 
 def alive(pid: int) -> bool:
