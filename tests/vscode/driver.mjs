@@ -231,6 +231,7 @@ async function ui() {
   await poll(async () => (await chat.locator("#statusline").innerText()).includes("cancelled"), "the turn cancelled", 20_000);
   check("Stop cancels the turn", true, await chat.locator("#statusline").innerText());
   await shot(page, "chat-cancelled.png");
+  await queuedPrompts(page, chat);
 
   // Session list: start a new session, then load the first one back from the list.
   await chat.locator("#new").click();
@@ -246,6 +247,8 @@ async function ui() {
     "the loaded session's history",
   );
   check("a listed session loads into the chat", true);
+  await restoreCheckpoint(page, chat);
+  await editAndResend(page, chat, "Please review this file again");
   await sessionManagement(page, chat);
   const tab = await chatTabs(page, chat);
   await longTurn(page, chat);
@@ -290,6 +293,113 @@ async function longTurn(page, chat) {
   check("scrolling to the top of a long turn shows its first entries", first.includes("Message 0, part 0") && all === 601, `${all} entries; second: ${first}`);
   await chat.evaluate(() => window.scrollTo(0, 0));
   await shot(chat.page(), "chat-long-turn-top.png");
+}
+
+/** Prompts typed while a slow turn runs wait above the input: one taken back to edit, one
+ * removed, one sent now (the slow turn stops, that prompt is answered). */
+async function queuedPrompts(page, chat) {
+  await chat.locator("#input").fill("Take it slow, once more");
+  await chat.locator("#input").press("Enter");
+  await poll(async () => chat.locator("#cancel").isVisible(), "the slow turn to start");
+  for (const text of ["/help queued first", "/help queued second", "/help queued third"]) {
+    await chat.locator("#input").fill(text);
+    await chat.locator("#input").press("Enter");
+  }
+  const texts = async () => chat.locator("#queue .queued-text").allInnerTexts();
+  const listed = await poll(async () => ((await texts()).length === 3 ? await texts() : null), "three queued prompts", 10_000).catch(texts);
+  check(
+    "prompts typed while a turn runs wait in a list above the input, in order",
+    listed.join("|") === "/help queued first|/help queued second|/help queued third" && (await chat.locator("#send").innerText()) === "Queue",
+    listed.join("|"),
+  );
+  await shot(page, "chat-queue.png");
+  await chat.locator('#queue [data-queued="edit"]').nth(2).click();
+  const edited = await poll(async () => ((await chat.locator("#input").inputValue()) === "/help queued third" && (await texts()).length === 2 ? "edited" : null), "the third back in the input").catch(
+    async () => `input: ${await chat.locator("#input").inputValue()}; queue: ${(await texts()).join("|")}`,
+  );
+  check("Edit takes a queued prompt back into the input", edited === "edited", edited);
+  await chat.locator("#input").fill("");
+  await chat.locator('#queue [data-queued="remove"]').nth(1).click();
+  const removed = await poll(async () => ((await texts()).join("|") === "/help queued first" ? "removed" : null), "the second removed").catch(async () => (await texts()).join("|"));
+  check("Remove withdraws a queued prompt", removed === "removed", removed);
+  const agents = await chat.locator(".message.agent").count();
+  await chat.locator('#queue [data-queued="sendNow"]').first().click();
+  const sent = await poll(async () => {
+    const users = await chat.locator(".message.user").allInnerTexts();
+    const idle = (await chat.locator("#statusline").innerText()).includes("Idle");
+    return idle && users.some((u) => u.includes("/help queued first")) && (await chat.locator(".message.agent").count()) > agents ? users : null;
+  }, "the queued prompt answered", 30_000).catch(async () => `missing: ${await chat.locator("#statusline").innerText()}`);
+  const never = (await chat.locator(".message.user").allInnerTexts()).filter((u) => u.includes("queued second") || u.includes("queued third"));
+  check(
+    "Send now stops the running turn and sends the queued prompt; removed ones never reach the agent",
+    Array.isArray(sent) && never.length === 0 && (await chat.locator("#queue").isHidden()),
+    Array.isArray(sent) ? sent.join(" | ") : sent,
+  );
+}
+
+/** Another edit, then "Restore checkpoint" on its message: a modal lists the file first, and
+ * the file goes back in the open editor. */
+async function restoreCheckpoint(page, chat) {
+  await chat.locator("#input").fill("Please review this file again");
+  await chat.locator("#input").press("Enter");
+  await poll(async () => chat.locator(".permission").isVisible(), "the permission prompt", 30_000);
+  await chat.locator('.permission button[data-option="allow"]').click();
+  await poll(async () => (await chat.locator("#statusline").innerText()).includes("Idle"), "the turn to end", 30_000);
+  await poll(async () => (await editorText(page)).includes("acp-lsp demo: reviewed"), "the edit in the open editor");
+  const message = chat.locator(".message.user", { hasText: "Please review this file again" }).last();
+  await message.hover();
+  await message.locator('[data-action="restoreCheckpoint"]').click();
+  const dialog = page.locator(".monaco-dialog-box");
+  await dialog.waitFor({ state: "visible", timeout: 10_000 });
+  const question = (await dialog.innerText()).replace(/\s+/g, " ");
+  check(
+    "Restore checkpoint lists the files in a modal before it changes them",
+    question.includes("Restore 1 file to before this message?") && question.includes("restore src/app.py") && (await editorText(page)).includes("acp-lsp demo: reviewed"),
+    question,
+  );
+  await shot(page, "chat-restore-checkpoint.png");
+  await dialog.getByRole("button", { name: "Restore", exact: true }).click();
+  const back = await poll(async () => (!(await editorText(page)).includes("acp-lsp demo: reviewed") ? "restored" : null), "the file back in the editor", 10_000).catch(
+    async () => `still: ${(await editorText(page)).slice(0, 300)}`,
+  );
+  check("Restore checkpoint puts the file back in the open editor", back === "restored", back);
+}
+
+/** "Edit and resend" on the last message: the chat moves to a session from before it, the
+ * message's text in the input; sent again, it is answered there. The rewound session is then
+ * closed and the first one shown again (the session checks below count the open ones). */
+async function editAndResend(page, chat, text) {
+  const message = chat.locator(".message.user", { hasText: text }).last();
+  await message.hover();
+  await message.locator('[data-action="editResend"]').click();
+  const input = await poll(async () => {
+    const value = await chat.locator("#input").inputValue();
+    return value === text ? value : null;
+  }, "the message's text in the input", 20_000).catch(async () => `missing: ${await chat.locator("#input").inputValue()}`);
+  const users = await chat.locator(".message.user", { hasText: text }).count();
+  const earlier = await chat.locator(".message.user", { hasText: "Please review this file" }).count();
+  check(
+    "Edit and resend opens a session from before the message, its text in the input",
+    input === text && users === 0 && earlier > 0,
+    `input: ${input}; messages with the text: ${users}; earlier messages: ${earlier}`,
+  );
+  await shot(page, "chat-edit-resend.png");
+  await chat.locator("#input").fill(`${text}, edited`);
+  await chat.locator("#input").press("Enter");
+  const answered = await poll(async () => {
+    if (await chat.locator(".permission").first().isVisible()) {
+      await chat.locator('.permission button[data-option="reject"]').first().click();
+    }
+    const shown = await chat.locator(".message.user").allInnerTexts();
+    return shown.some((t) => t.includes(`${text}, edited`)) && (await chat.locator("#statusline").innerText()).includes("Idle") ? "answered" : null;
+  }, "the edited prompt answered", 30_000).catch(async () => `missing: ${await chat.locator("#statusline").innerText()}`);
+  check("the edited prompt is sent in the rewound session", answered === "answered", answered);
+  await runCommand(page, "ACP: Close Session");
+  await poll(async () => !(await page.locator(".quick-input-widget").isVisible()), "the palette closed");
+  await page.locator('.part.sidebar [aria-label^="Switch Session"]').first().click();
+  const row = page.locator(".quick-input-widget .quick-input-list .monaco-list-row", { hasText: "Please review" }).first();
+  await row.click();
+  await poll(async () => (await chat.locator(".message.user", { hasText: text }).count()) > 0, "the first session back in the chat");
 }
 
 /** The agent's messages shown in a chat's frame. */

@@ -203,6 +203,9 @@ def test_screenshots_of_the_chat_view_are_saved(ui: dict[str, Any]) -> None:
         "chat-after-turn.png",
         "chat-tabs.png",
         "chat-tabs-reloaded.png",
+        "chat-restore-checkpoint.png",
+        "chat-queue.png",
+        "chat-edit-resend.png",
     ):
         shot = ARTIFACTS / name
         assert shot.exists(), f"{shot} missing:\n{ui['output']}"

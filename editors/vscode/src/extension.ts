@@ -23,6 +23,7 @@ import { AcpServer } from "./server";
 import { trackSessionContext } from "./sessionCommands";
 import { SessionStore } from "./sessions";
 import { StatusBar } from "./statusBar";
+import { watchAttention } from "./attention";
 import { readSettings } from "./vscodeSettings";
 
 /** What `activate` returns: the parts, for the end-to-end tests and other extensions. */
@@ -132,6 +133,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
     server.onDidStop(() => store.forgetAll()),
     server.onDidStart(() => void chat.refreshAgents().catch(() => undefined)),
     chat.onDidFocus(() => lastUsed.use(chat)),
+    watchAttention(store, async (sessionId) => {
+      await view.reveal();
+      await chat.handle({ type: "switchSession", sessionId });
+    }),
     ...registerCommands({ server, store: store, current, view, panels, prompts }),
     ...registerAttachCommands(current, output),
   );

@@ -189,6 +189,14 @@ export class SessionStore implements vscode.Disposable {
     return this.adopt(await (await this.client()).sendRequest(protocol.forkSession, { sessionId }), makeActive);
   }
 
+  async restoreCheckpoint(params: protocol.RestoreCheckpointParams): Promise<protocol.RestoreCheckpointResult> {
+    return (await this.client()).sendRequest(protocol.restoreCheckpoint, params);
+  }
+
+  async rewindSession(params: protocol.RewindSessionParams, makeActive = true): Promise<ChatSession> {
+    return this.adopt(await (await this.client()).sendRequest(protocol.rewindSession, params), makeActive);
+  }
+
   async logout(agent: string): Promise<void> {
     await (await this.client()).sendRequest(protocol.logout, { agent });
   }
@@ -263,8 +271,13 @@ export class SessionStore implements vscode.Disposable {
     return (await (await this.client()).sendRequest(protocol.exportSession, { sessionId, format: "markdown" })).text;
   }
 
-  /** Run one turn; resolves with the stop reason once every update of it has arrived. */
-  async prompt(sessionId: string, prompt: string | protocol.ContentBlock[]): Promise<protocol.PromptResult> {
+  /** Run one turn; resolves with the stop reason once every update of it has arrived. With
+   * `queue`, a turn already running is waited for; cancelling `token` withdraws the prompt. */
+  async prompt(
+    sessionId: string,
+    prompt: string | protocol.ContentBlock[],
+    opts: { queue?: boolean; token?: vscode.CancellationToken } = {},
+  ): Promise<protocol.PromptResult> {
     const client = await this.client();
     const token = `acp-lsp-vscode-${process.pid}-${++this.tokens}`;
     const progress = client.onProgress(WorkDoneProgress.type, token, (value) => {
@@ -277,7 +290,11 @@ export class SessionStore implements vscode.Disposable {
       });
     });
     try {
-      return await client.sendRequest(protocol.prompt, { sessionId, prompt, workDoneToken: token });
+      const params: protocol.PromptParams = { sessionId, prompt, workDoneToken: token };
+      if (opts.queue) {
+        params.queue = true;
+      }
+      return await client.sendRequest(protocol.prompt, params, opts.token);
     } finally {
       progress.dispose();
       this.progressEmitter.fire({ sessionId, kind: "end" });

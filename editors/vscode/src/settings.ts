@@ -19,6 +19,8 @@ export interface Settings {
   permissionRules: unknown[];
   allowOutsideWorkspace: boolean;
   includeActiveFile: boolean;
+  /** Tell a user whose window is not focused that a turn ended or waits for an answer. */
+  notifyWhenAway: boolean;
 }
 
 /** The `acp` configuration object the server takes. Unset keys are left out. */

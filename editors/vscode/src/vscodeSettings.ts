@@ -24,6 +24,7 @@ export function readSettings(): Settings {
     permissionRules: Array.isArray(rules) ? rules : [],
     allowOutsideWorkspace: config.get<boolean>("fs.allowOutsideWorkspace", false),
     includeActiveFile: config.get<boolean>("chat.includeActiveFile", true),
+    notifyWhenAway: config.get<boolean>("notifications.whenAway", true),
   };
 }
 

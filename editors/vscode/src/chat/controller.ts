@@ -15,6 +15,8 @@ import { buildPrompt } from "../promptContext";
 import * as protocol from "../protocol";
 import type { SessionStore } from "../sessions";
 import { readSettings } from "../vscodeSettings";
+import { askRestoreFiles, messageText, restoreCheckpoint } from "./checkpoints";
+import { PromptQueue, untilIdle, untilStatus } from "./queue";
 import { openLocation } from "./openLocation";
 import { PromptAttachments, type PromptTarget } from "./attachments";
 import { PendingSwitch } from "./pendingSwitch";
@@ -37,6 +39,8 @@ export class ChatController implements vscode.Disposable {
   /** Fires when the user focuses or clicks into this chat's webview. */
   readonly onDidFocus = this.focusEmitter.event;
   /** What the user attached to the next prompt (chips under the input). */
+  /** Prompts typed while a turn runs, waiting their turn on the server. */
+  readonly queue = new PromptQueue((sessionId, blocks, token) => this.store.prompt(sessionId, blocks, { queue: true, token }));
   readonly attachments = new PromptAttachments(
     (message) => this.send(message),
     () => this.promptTarget(),
@@ -77,6 +81,7 @@ export class ChatController implements vscode.Disposable {
             }
             break;
           case "status":
+            this.queue.onStatus(event.sessionId, event.params.status);
             if (event.sessionId === active) {
               this.send({ type: "status", params: event.params });
             }
@@ -98,6 +103,8 @@ export class ChatController implements vscode.Disposable {
       this.turnEmitter,
       this.focusEmitter,
       this.attachments,
+      this.queue,
+      this.queue.onDidChange(() => this.sendQueue()),
     );
   }
 
@@ -119,6 +126,42 @@ export class ChatController implements vscode.Disposable {
   sendSession(): void {
     const session = this.session();
     this.send({ type: "session", session, follow: this.store.isFollowing(session?.sessionId ?? null) });
+    this.sendQueue();
+  }
+
+  /** The prompts of this chat's session still waiting their turn, listed above the input. */
+  private sendQueue(): void {
+    const sessionId = this.target.sessionId;
+    const items = sessionId ? this.queue.waiting(sessionId).map(({ id, text }) => ({ id, text })) : [];
+    this.send({ type: "queue", items });
+  }
+
+  /** Edit (back into the input), remove, or send now one of the prompts waiting. Sending now
+   * cancels the running turn, which withdraws every queued prompt: the others follow it. */
+  async queued(action: "edit" | "remove" | "sendNow", id: number): Promise<void> {
+    if (action !== "sendNow") {
+      const taken = this.queue.remove(id);
+      if (taken && action === "edit") {
+        this.focusInput(taken.text);
+      }
+      return;
+    }
+    const session = this.requireSession();
+    const waiting = this.queue.takeAll(session.sessionId);
+    const first = waiting.find((prompt) => prompt.id === id);
+    if (!first) {
+      return;
+    }
+    const sessionId = session.sessionId;
+    await this.store.cancel(sessionId);
+    await untilIdle(this.store, sessionId);
+    const sent = this.store.prompt(sessionId, first.blocks);
+    // the others wait behind it once its turn runs (or is over): queued sooner, they could go first
+    await Promise.race([sent.catch(() => undefined), untilStatus(this.store, sessionId, (status) => status !== "idle")]);
+    for (const prompt of waiting.filter((p) => p !== first)) {
+      void this.queue.add(sessionId, prompt.text, prompt.blocks).catch((error) => this.reportError(error));
+    }
+    this.turnEmitter.fire({ sessionId, result: await sent });
   }
 
   /** The side bar shows every session's prompts; a pinned chat only its own session's. */
@@ -224,6 +267,15 @@ export class ChatController implements vscode.Disposable {
       case "focused":
         this.focusEmitter.fire();
         break;
+      case "restoreCheckpoint":
+        await restoreCheckpoint(this.store, this.requireSession(), message.messageIndex);
+        break;
+      case "editResend":
+        await this.editResend(message.messageIndex);
+        break;
+      case "queued":
+        await this.queued(message.action, message.id);
+        break;
       default:
         await this.attachments.handle(message);
     }
@@ -305,6 +357,20 @@ export class ChatController implements vscode.Disposable {
     return this.switchTo(() => this.store.forkSession(session.sessionId, !this.target.pinned));
   }
 
+  /** "Edit and resend": this chat moves to a new session rewound to before that user message
+   * (the files too, if the user says so), with the message's text in the input. */
+  async editResend(messageIndex: number): Promise<ChatSession | undefined> {
+    const session = this.requireSession();
+    const restoreFiles = await askRestoreFiles(this.store, session, messageIndex);
+    if (restoreFiles === undefined) {
+      return undefined;
+    }
+    const params = { sessionId: session.sessionId, messageIndex, restoreFiles };
+    const rewound = await this.switchTo(() => this.store.rewindSession(params, !this.target.pinned));
+    this.focusInput(messageText(session, messageIndex));
+    return rewound;
+  }
+
   /** Send a prompt in this chat's session (starting one if needed); resolves when the turn ends. */
   async sendPrompt(text: string): Promise<protocol.PromptResult | undefined> {
     let session: ChatSession;
@@ -322,6 +388,12 @@ export class ChatController implements vscode.Disposable {
     const attached = this.attachments.take();
     const blocks = buildPrompt(text, this.editors.editorContext(), this.includeContext, attached.items.map((a) => a.block));
     const sessionId = session.sessionId;
+    if (isBusy(session.status)) {
+      // typed while a turn runs: it waits its turn on the server, listed above the input
+      const result = await this.queue.add(sessionId, text, blocks);
+      this.turnEmitter.fire({ sessionId, result });
+      return result;
+    }
     try {
       const sent = await promptSigningIn(this.store, session, blocks);
       if ("declined" in sent) {
@@ -351,9 +423,6 @@ export class ChatController implements vscode.Disposable {
     }
     if (!session || session.status === "closed" || session.status === "failed") {
       session = await this.newSession();
-    }
-    if (isBusy(session.status)) {
-      throw new Error("The agent is still working on the last prompt: wait, or cancel it.");
     }
     return session;
   }

@@ -109,6 +109,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   <div id="completions" role="listbox" hidden></div>
   <div id="mentions" role="listbox" hidden></div>
   <div id="context" hidden></div>
+  <div id="queue" aria-label="Prompts waiting their turn" hidden></div>
   <div class="composer">
     <textarea id="input" rows="3" placeholder="Ask the agent… (Enter to send, Shift+Enter for a new line)" aria-label="Prompt"></textarea>
     <button id="attach" class="icon" title="Add context: file, folder, diagnostics, symbol, image (or type @)" aria-label="Add context"><span class="codicon codicon-attach"></span></button>

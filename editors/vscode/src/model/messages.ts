@@ -62,6 +62,8 @@ export type HostToWebview =
   | { type: "follow"; enabled: boolean }
   | { type: "error"; message: string }
   | { type: "focusInput"; text?: string }
+  /** The prompts of the chat's session waiting their turn (acp/prompt {queue: true}). */
+  | { type: "queue"; items: { id: number; text: string }[] }
   | { type: "attachments"; items: AttachmentChip[] }
   | { type: "mentions"; query: string; items: MentionItem[] }
   /** Keep this across a window reload (a chat tab's session, read back when it is restored). */
@@ -88,6 +90,11 @@ export type WebviewToHost =
   | { type: "includeContext"; enabled: boolean }
   /** The user focused or clicked into this chat (the palette's commands act on it). */
   | { type: "focused" }
+  /** A user message's "Restore checkpoint" / "Edit and resend" (by its index in `messages`). */
+  | { type: "restoreCheckpoint"; messageIndex: number }
+  | { type: "editResend"; messageIndex: number }
+  /** One of the prompts waiting their turn: back into the input, withdrawn, or sent now. */
+  | { type: "queued"; action: "edit" | "remove" | "sendNow"; id: number }
   | AttachmentMessage;
 
 /** The webview's requests about attachments (handled by chat/attachments.ts). */

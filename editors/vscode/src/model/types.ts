@@ -249,6 +249,8 @@ export interface RestoreCheckpointParams {
   sessionId: string;
   /** The index in `messages` of a user message with `checkpoint: true`. */
   messageIndex: number;
+  /** Only say what a restore would do (the files' statuses), changing nothing. */
+  dryRun?: boolean;
 }
 export interface RewindSessionParams {
   sessionId: string;

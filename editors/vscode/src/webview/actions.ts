@@ -54,6 +54,15 @@ export function onChatClick(event: MouseEvent, deps: ActionDeps): void {
     case "complete":
       deps.complete(data.command ?? "");
       break;
+    case "queued": {
+      const action = data.queued === "sendNow" || data.queued === "edit" ? data.queued : "remove";
+      post({ type: "queued", action, id: Number(data.id ?? -1) });
+      break;
+    }
+    case "restoreCheckpoint":
+    case "editResend":
+      post({ type: data.action, messageIndex: Number(data.index ?? -1) });
+      break;
     case "switchSession":
       post({ type: "switchSession", sessionId: data.session ?? "" });
       break;

@@ -17,6 +17,7 @@ import {
   renderModeOptions,
   renderPermission,
   renderPlan,
+  renderQueue,
   renderSessionRows,
   renderStatusLine,
   renderTurnReview,
@@ -58,6 +59,7 @@ const ui = {
   turnReview: $("turn-review"),
   permissions: $("permissions"),
   statusline: $("statusline"),
+  queue: $("queue"),
   usage: $("usage"),
   completions: $("completions"),
   context: $("context"),
@@ -179,7 +181,9 @@ function renderStatus(): void {
   ui.statusline.innerHTML = renderStatusLine(session);
   const busy = session !== null && isBusy(session.status);
   ui.cancel.hidden = !busy;
-  ui.send.hidden = busy;
+  // while a turn runs, a prompt waits its turn (acp/prompt {queue: true})
+  ui.send.textContent = busy ? "Queue" : "Send";
+  ui.send.title = busy ? "Queue: sent when the agent is done (Enter)" : "Send (Enter)";
   ui.error.hidden = true;
 }
 
@@ -204,7 +208,7 @@ function post(message: WebviewToHost): void {
 
 function sendPrompt(): void {
   const text = ui.input.value.trim();
-  if (text === "" || (session !== null && isBusy(session.status))) {
+  if (text === "") {
     return;
   }
   post({ type: "prompt", text, includeContext });
@@ -362,6 +366,10 @@ function receive(message: HostToWebview): void {
       break;
     case "persist":
       vscode.setState(message.state);
+      break;
+    case "queue":
+      ui.queue.innerHTML = renderQueue(message.items);
+      ui.queue.hidden = message.items.length === 0;
       break;
     case "focusInput":
       if (message.text !== undefined) {

@@ -61,7 +61,18 @@ export function renderMessage(message: Message, index: number, blocks = renderMe
   const who = role === "user" ? "You" : role === "agent" ? "Agent" : escapeHtml(message.role);
   return (
     `<div class="entry message ${role}" data-key="${key}">` +
-    `<div class="who">${who}</div><div class="body">${body}</div></div>`
+    `<div class="who">${who}${role === "user" ? userActions(index) : ""}</div><div class="body">${body}</div></div>`
+  );
+}
+
+/** What the user can do with one of their messages: go back to the files as they were before
+ * it, or rewind the conversation to it with its text back in the input. */
+function userActions(index: number): string {
+  return (
+    `<span class="message-actions">` +
+    `<button class="icon" data-action="restoreCheckpoint" data-index="${index}" aria-label="Restore checkpoint" title="Restore checkpoint: the files as they were before this message">${icon("discard")}</button>` +
+    `<button class="icon" data-action="editResend" data-index="${index}" aria-label="Edit and resend" title="Edit and resend: a new session from before this message, its text in the input">${icon("edit")}</button>` +
+    `</span>`
   );
 }
 
@@ -333,5 +344,21 @@ export function renderSessionRows(sessions: SessionInfo[]): string {
         `<div class="muted">${escapeHtml(s.agent)}${s.live ? " · open" : ""}${when}</div></div></div>`
       );
     })
+    .join("");
+}
+
+// -- queued prompts ---------------------------------------------------------------------------
+
+/** The prompts waiting their turn, oldest first, each with Send now / Edit / Remove. */
+export function renderQueue(items: { id: number; text: string }[]): string {
+  return items
+    .map(
+      (item, n) =>
+        `<div class="queued" data-id="${item.id}"><span class="muted">${n + 1}.</span> <span class="queued-text">${escapeHtml(item.text)}</span>` +
+        `<span class="spacer"></span>` +
+        `<button class="icon" data-action="queued" data-queued="sendNow" data-id="${item.id}" aria-label="Send now" title="Send now: stop the running turn and send this">${icon("run")}</button>` +
+        `<button class="icon" data-action="queued" data-queued="edit" data-id="${item.id}" aria-label="Edit" title="Edit: back into the input">${icon("edit")}</button>` +
+        `<button class="icon" data-action="queued" data-queued="remove" data-id="${item.id}" aria-label="Remove" title="Remove: it is never sent">${icon("close")}</button></div>`,
+    )
     .join("");
 }

@@ -23,6 +23,7 @@ function settings(extra: Partial<Settings> = {}): Settings {
     permissionRules: [],
     allowOutsideWorkspace: false,
     includeActiveFile: true,
+    notifyWhenAway: true,
     ...extra,
   };
 }
