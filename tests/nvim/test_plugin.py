@@ -430,6 +430,7 @@ def test_command_completion(editor: Editor) -> None:
             "new",
             "prompt",
             "cancel",
+            "queue",
             "sessions",
             "agents",
             "follow",

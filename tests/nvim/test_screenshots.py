@@ -165,3 +165,25 @@ def test_history_picker_lists_stored_sessions(tui: Tui) -> None:
     tui.shot("history", ["Session history", "What the demo agent can do", "/plan", "Type number"])
     subprocess.run(["tmux", "-L", tui.socket, "send-keys", "-t", "acp", "Escape"], check=True)
     tui.poll("vim.fn.mode() == 'n'")
+
+
+def test_restore_checkpoint_lists_the_files_before_it_asks(tui: Tui) -> None:
+    tui.lua("T.setup(...)", SERVER_CMD)
+    tui.cmd("edit src/app.py")
+    original = tui.lua("return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n')")
+    tui.lua("T.answer = 'Allow'")
+    tui.lua("T.new_session()")
+    tui.lua("T.send('please edit')")
+    tui.wait("T.session().status == 'idle' and T.find_line('I added a review note') ~= nil")
+    tui.lua("vim.ui.select = _G.REAL_SELECT")  # Neovim's own picker, as a user has it
+    tui.lua(
+        "local chat = T.chat_windows() vim.api.nvim_set_current_win(chat) "
+        "vim.api.nvim_win_set_cursor(chat, { T.find_line('please edit'), 0 })"
+    )
+    tui.nvim.input("gz")
+    tui.shot("checkpoint", ["Restore 1 file to before this message?", "restore src/app.py"])
+    subprocess.run(["tmux", "-L", tui.socket, "send-keys", "-t", "acp", "1", "Enter"], check=True)
+    tui.poll(
+        "table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr('src/app.py'), 0, -1, false), "
+        f"'\\n') == {original!r}"
+    )

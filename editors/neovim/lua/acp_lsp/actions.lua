@@ -60,17 +60,17 @@ end
 
 local BUSY = { running = true, awaiting_permission = true, cancelling = true }
 
---- Send a prompt to a session; false (and a message) while its turn is still running.
+--- Send a prompt to a session; while its turn runs, the prompt waits its turn (queue.lua).
 ---@param session acp_lsp.Session
 ---@param text string
 ---@param attachments? {block: table, label: string}[]
 ---@return boolean sent
 function M.send(session, text, attachments)
-  if BUSY[session.status] then
-    notify('a turn is running: wait, or :Acp cancel', vim.log.levels.WARN)
-    return false
-  end
   local prompt = require('acp_lsp.chat.prompt').build_prompt(text, session.cwd, attachments)
+  if BUSY[session.status] then
+    require('acp_lsp.queue').add(session, text, prompt) -- shown in the chat when it starts
+    return true
+  end
   for _, a in ipairs(attachments or {}) do
     text = text .. '\n📎 ' .. a.label
   end

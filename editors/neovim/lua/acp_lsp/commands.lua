@@ -60,6 +60,12 @@ M.subcommands = {
       end
     end,
   },
+  queue = {
+    desc = 'queue — the prompts waiting their turn: send now, edit or remove one',
+    run = function()
+      require('acp_lsp.queue').pick()
+    end,
+  },
   cancel = {
     desc = 'cancel — cancel the running turn',
     run = function()

@@ -12,6 +12,7 @@ M.defaults = {
   autostart = true,
   permission_ui = 'inline',
   statusline = true,
+  notify_when_away = true, -- a turn's end or a question waiting, told when Neovim lost focus
   chat = {
     position = 'right',
     size = 0.4,
@@ -44,6 +45,7 @@ local option_types = {
   chat = 'table',
   permission_ui = 'string',
   statusline = 'boolean',
+  notify_when_away = 'boolean',
 }
 
 local chat_types = {

@@ -9,6 +9,8 @@ local M = {}
 ---@param params table
 function M.session_update(_, params)
   sessions.handle_update(params)
+  require('acp_lsp.attention').on_update(params)
+  require('acp_lsp.hunks').on_update(params)
 end
 
 ---@param params table
@@ -16,6 +18,8 @@ function M.session_status(_, params)
   sessions.handle_status(params)
   require('acp_lsp.permissions').on_status(params)
   require('acp_lsp.editor_tools').on_status(params)
+  require('acp_lsp.attention').on_status(params)
+  require('acp_lsp.queue').on_status(params)
   vim.cmd('redrawstatus!') -- the statusline component shows background sessions
 end
 
@@ -48,6 +52,7 @@ end
 --- acp/documentsSynced: buffers that now hold the new disk text (documents.lua).
 function M.documents_synced(_, params)
   require('acp_lsp.documents').synced(params)
+  require('acp_lsp.hunks').schedule() -- the buffer now holds the text the hunks are of
 end
 
 --- acp/saveDocument {uris} -> {saved}: write the buffers an agent edit touched, so the disk

@@ -38,6 +38,8 @@ function M.setup(opts)
     vim.notify('acp_lsp.setup: ' .. problem, vim.log.levels.ERROR)
   end
   config.options = options
+  require('acp_lsp.attention').setup()
+  require('acp_lsp.hunks').setup()
   vim.lsp.config('acp_lsp', {
     cmd = (config.server_cmd()),
     cmd_env = options.cmd_env,

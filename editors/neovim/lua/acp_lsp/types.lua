@@ -16,6 +16,7 @@
 ---@field chat acp_lsp.ChatOptions
 ---@field statusline boolean put the statusline component into 'statusline' when the user has none
 ---@field permission_ui 'inline'|'select' permission prompts in the chat (keys 1-9) or through vim.ui.select
+---@field notify_when_away boolean tell a turn's end or a question waiting when Neovim lost focus (vim.notify, OSC 777/9)
 
 ---@class (exact) acp_lsp.PendingPermission
 ---@field session_id string
