@@ -772,6 +772,39 @@ def bench_editor_tools(r: Runner) -> Section:
     return bench_editor_tools.run(r, Section, median, fmt)  # type: ignore[no-any-return]
 
 
+def bench_checkpoints(r: Runner) -> Section:
+    import bench_checkpoints
+
+    result = bench_checkpoints.run(2_000 if r.p.quick else 50_000, 2 if r.p.quick else 5)
+    sec = Section(
+        "Checkpoints — restoring a turn's 100 changed files (bench/bench_checkpoints.py)",
+        ["files", "restore ms", "in 100 files ms", "write floor ms", "× in 100", "× floor"],
+        data=result,
+    )
+    sec.rows.append(
+        [
+            fmt(result["files"]),
+            fmt(result["restore_big_ms"], 1),
+            fmt(result["restore_small_ms"], 1),
+            fmt(result["floor_ms"], 1),
+            f"{result['big_vs_small']:.2f}×",
+            f"{result['big_vs_floor']:.1f}×",
+        ]
+    )
+    sec.goal(
+        f"restore of 100 files in {result['files']:,} files vs in 100 files",
+        f"{result['big_vs_small']:.2f}×",
+        "≤ 1.5× (the cost follows the changed files)",
+        result["big_vs_small"] <= 1.5,
+    )
+    sec.notes.append(
+        "acp/restoreCheckpoint through the real server after a scripted turn wrote 100 files on "
+        "disk; medians of alternating rounds in the two workspaces of one server. The floor "
+        "writes the same old bytes straight from Python (what any restore must do)."
+    )
+    return sec
+
+
 BENCHMARKS: dict[str, Callable[[Runner], Section]] = {
     "streaming": bench_streaming,
     "latency": bench_latency,
@@ -779,6 +812,7 @@ BENCHMARKS: dict[str, Callable[[Runner], Section]] = {
     "tools": bench_tools,
     "edits": bench_edits,
     "disk": bench_disk,
+    "checkpoints": bench_checkpoints,
     "startup": bench_startup,
     "memory": bench_memory,
     "history": bench_history,

@@ -105,3 +105,11 @@ def test_memory_holds_every_session(tmp_path: Path) -> None:
         run = runs["False"]
         assert run["sessions"] == int(key)
         assert run["items"] > 0 and run["rss_mb"] > 0
+
+
+@pytest.mark.timeout(300)
+def test_checkpoints_restore_every_changed_file(tmp_path: Path) -> None:
+    # the bench asserts each round's 100 files are back byte for byte
+    data = run_quick("checkpoints", tmp_path)["data"]
+    assert data["changed"] == 100 and data["rounds"] == 2
+    assert data["restore_big_ms"] > 0 and data["floor_ms"] > 0
