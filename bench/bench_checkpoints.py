@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -68,6 +69,9 @@ async def measure(files: int, rounds: int) -> JsonObject:
             "defaultAgent": "scripted",
             "followAlong": False,
         }
+        os.environ["ACP_LSP_DATA_DIR"] = str(
+            tmp / "data"
+        )  # the bridge's own files: not in the workspace
         editor, _pid, _ = await start(big, options)
         try:
             sessions = {}

@@ -152,7 +152,22 @@ class ShadowRepo:
         else:
             # texts of earlier sessions' changes: kept a day (another server may use them)
             await self._git("prune", "--expire=1.day.ago")
+        self._exclude_own_data()
         self._ready = True
+
+    def _exclude_own_data(self) -> None:
+        """The bridge's data dir (this repository, the history) inside the folder is never
+        snapshotted: a restore would otherwise rewrite the repository it reads from."""
+        data = os.path.realpath(self.git_dir.parent.parent)
+        if not data.startswith(self.root + os.sep):
+            return
+        line = "/" + _glob_escape(os.path.relpath(data, self.root)) + "/\n"
+        exclude = self.git_dir / "info" / "exclude"
+        exclude.parent.mkdir(exist_ok=True)
+        known = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+        if line not in known:
+            with exclude.open("a", encoding="utf-8") as fh:
+                fh.write(line)
 
     async def _exclude_large(self) -> None:
         """Before the first snapshot: refuse a folder too large to track, and leave out files

@@ -48,6 +48,19 @@ async def test_deltas_name_created_modified_and_deleted_files(folder: Path, tmp_
     assert await repo.blob(deltas[a].before or "") == b"a = 1\r\n"  # byte for byte
 
 
+async def test_the_bridges_own_data_inside_the_folder_is_never_snapshotted(folder: Path) -> None:
+    # a data dir inside the workspace (ACP_LSP_DATA_DIR set so): its history and this very
+    # repository change with every snapshot, and a restore would rewrite them
+    repo = ShadowRepo(str(folder), shadow_dir(folder / ".acp-data", str(folder)))
+    (folder / ".acp-data").mkdir()
+    (folder / ".acp-data" / "history.sqlite3").write_bytes(b"db")
+    first = await repo.snapshot()
+    (folder / ".acp-data" / "history.sqlite3").write_bytes(b"db, grown")
+    (folder / "b.txt").write_text("bee, changed\n")
+    deltas = await repo.deltas(first, await repo.snapshot())
+    assert [d.path for d in deltas] == [str(folder / "b.txt")]
+
+
 async def test_the_users_repository_and_ignored_files_are_left_alone(
     folder: Path, tmp_path: Path
 ) -> None:
