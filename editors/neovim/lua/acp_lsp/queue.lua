@@ -90,6 +90,7 @@ end
 
 local BUSY = { running = true, awaiting_permission = true, cancelling = true }
 local statuses = {} -- session id -> its last status
+local waiters = {} -- session id -> {test, run}[]: what runs when the session's status passes
 
 --- acp/sessionStatus: a turn that starts while prompts wait is the oldest one's (the server
 --- starts the first of its line when a turn ends; send now queues the others only once the
@@ -98,6 +99,12 @@ local statuses = {} -- session id -> its last status
 function M.on_status(params)
   local before = statuses[params.sessionId]
   statuses[params.sessionId] = params.status
+  local list = waiters[params.sessionId] or {}
+  for i = #list, 1, -1 do
+    if list[i].test(params.status) then
+      vim.schedule(table.remove(list, i).run)
+    end
+  end
   if params.status ~= 'running' or (before and BUSY[before]) then
     return
   end
@@ -116,34 +123,51 @@ local function withdraw(session_id, entry)
   drop(session_id, entry)
 end
 
---- Cancel the running turn and send `entry` first, the other waiting prompts behind it.
+--- Run `run` once the session's status passes `test` (at once if it does now).
+local function when(session, test, run)
+  if test(session.status) then
+    return run()
+  end
+  waiters[session.id] = waiters[session.id] or {}
+  table.insert(waiters[session.id], { test = test, run = run })
+end
+
+--- Cancel the running turn and send `entry` first, the other waiting prompts behind it. Event
+--- driven (no vim.wait): a callback that waited inside another wait would hold up the very
+--- status updates it waits for.
 local function send_now(session, entry)
   local waiting = M.waiting(session.id)
   for _, other in ipairs(waiting) do
     withdraw(session.id, other)
   end
-  client.request(req.cancel, { sessionId = session.id }, function()
-    vim.wait(30000, function()
-      return not BUSY[session.status]
-    end, 20)
-    -- sent directly, shown at once as any prompt sent; the others wait behind it once its
-    -- turn runs (queued sooner, they could go first)
-    local done = false
-    require('acp_lsp.sessions').add_user_prompt(session, entry.text)
-    client.request(req.prompt, { sessionId = session.id, prompt = entry.prompt }, function(e)
-      done = true
-      if e and e.code ~= protocol.errors.request_cancelled then
-        require('acp_lsp.sessions').add_notice(session, 'error: ' .. client.format_error(e))
-      end
-    end)
-    vim.wait(30000, function()
-      return done or BUSY[session.status] ~= nil
-    end, 10)
+  local requeued = false
+  local function requeue() -- once its turn runs (or is over): queued sooner, they could go first
+    if requeued then
+      return
+    end
+    requeued = true
     for _, other in ipairs(waiting) do
       if other ~= entry then
         M.add(session, other.text, other.prompt)
       end
     end
+  end
+  client.request(req.cancel, { sessionId = session.id }, function()
+    when(session, function(status)
+      return not BUSY[status]
+    end, function()
+      -- sent directly, shown at once as any prompt sent
+      require('acp_lsp.sessions').add_user_prompt(session, entry.text)
+      client.request(req.prompt, { sessionId = session.id, prompt = entry.prompt }, function(e)
+        requeue()
+        if e and e.code ~= protocol.errors.request_cancelled then
+          require('acp_lsp.sessions').add_notice(session, 'error: ' .. client.format_error(e))
+        end
+      end)
+      when(session, function(status)
+        return BUSY[status] ~= nil
+      end, requeue)
+    end)
   end)
 end
 
