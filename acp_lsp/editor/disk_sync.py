@@ -143,12 +143,24 @@ class DiskSync:
             return
         done = self._chain(session, tracker, self._scan(session, tracker, None))
         ordinal, tracker.ordinal = tracker.ordinal, None
-        if ordinal is not None:
-            self._chain(session, tracker, self._keep_checkpoint(session, tracker, ordinal))
         await asyncio.shield(done)
+        checkpoint = session.checkpoints.get(ordinal) if ordinal is not None else None
+        if checkpoint is not None and ordinal is not None and tracker.tree is not None:
+            # closed before the turn's answer: the editor can offer it at once
+            session.checkpoints.end(ordinal, tracker.tree)
+            refs = {"before": checkpoint.before, "after": tracker.tree}
+            self._chain(session, tracker, self._keep_checkpoint(session, tracker, ordinal, refs))
 
     def forget(self, session_id: str) -> None:
         self._trackers.pop(session_id, None)
+
+    async def drop_checkpoints(self, session_id: str, roots: set[str]) -> None:
+        """A deleted session's checkpoints: their refs go, so pruning frees their trees."""
+        for root in roots:
+            try:
+                await self.repo(root).drop(f"refs/checkpoints/{session_id}")
+            except ShadowError as exc:
+                log.info("checkpoints of %s in %s kept: %s", session_id, root, exc)
 
     def repo(self, root: str) -> ShadowRepo:
         """The shadow repository of folder ``root`` (a real path)."""
@@ -209,14 +221,12 @@ class DiskSync:
         if ordinal is not None:
             session.checkpoints.begin(ordinal, tracker.repo.root, tree)
 
-    async def _keep_checkpoint(self, session: Session, tracker: _Tracker, ordinal: int) -> None:
-        """The turn's end closes its checkpoint; refs keep both trees from being pruned."""
-        checkpoint = session.checkpoints.get(ordinal)
-        if checkpoint is None or tracker.tree is None:
-            return
-        session.checkpoints.end(ordinal, tracker.tree)
+    async def _keep_checkpoint(
+        self, session: Session, tracker: _Tracker, ordinal: int, trees: dict[str, str]
+    ) -> None:
+        """Refs keep a checkpoint's trees from being pruned; the history stores it."""
         ref = f"refs/checkpoints/{session.session_id}/{ordinal}"
-        await tracker.repo.keep({f"{ref}/before": checkpoint.before, f"{ref}/after": tracker.tree})
+        await tracker.repo.keep({f"{ref}/{side}": tree for side, tree in trees.items()})
         self.checkpointed(session)
 
     async def _scan(self, session: Session, tracker: _Tracker, tool_call_id: str | None) -> None:

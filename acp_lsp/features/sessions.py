@@ -12,6 +12,7 @@ from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
 from acp_lsp.editor.checkpoint_restore import CheckpointRestore
 from acp_lsp.server import AcpLanguageServer
+from acp_lsp.session import Session
 
 JsonObject = dict[str, Any]
 P = TypeVar("P", bound="p.Params")  # a string: the models load after start-up
@@ -95,17 +96,7 @@ def register(server: AcpLanguageServer) -> None:
     @feature(p.ACP_PROMPT)
     @_errors
     async def prompt(server: AcpLanguageServer, params: p.PromptParams) -> JsonObject:
-        if (
-            params.session_id not in server.hub.sessions
-            and server.settings.history.enabled
-            and await server.history().snapshot(params.session_id) is not None
-        ):
-            raise BackendError(
-                p.UNKNOWN_SESSION,
-                f"session {params.session_id!r} is stored, not live: resume it with "
-                "acp/loadSession first",
-                {"sessionId": params.session_id},
-            )
+        await _live(server, params.session_id)
         hub = server.hub
         hub.session(params.session_id)  # an unknown session is refused before it waits
         if params.queue and not await hub.queue.wait_turn(
@@ -153,9 +144,13 @@ def register(server: AcpLanguageServer) -> None:
         server: AcpLanguageServer, params: p.DeleteSessionParams
     ) -> JsonObject:
         stored = False
+        live = server.hub.sessions.get(params.session_id)
+        roots = {c.root for _, c in live.checkpoints.since(0)} if live else set()
         if server.settings.history.enabled:
+            roots |= await server.history().checkpoint_roots(params.session_id)
             stored = await server.history().forget(params.session_id)
         await server.hub.delete_session(params.session_id, params.agent, stored=stored)
+        await server.editor.disk.drop_checkpoints(params.session_id, roots)
         return {}
 
     @feature(p.ACP_SET_FOLLOW)
@@ -178,7 +173,7 @@ def register(server: AcpLanguageServer) -> None:
     async def restore_checkpoint(
         server: AcpLanguageServer, params: p.RestoreCheckpointParams
     ) -> JsonObject:
-        session = server.hub.session(params.session_id)
+        session = await _live(server, params.session_id)
         files = await _restorer(server).restore(session, params.message_index, params.dry_run)
         return {"files": files}
 
@@ -189,6 +184,7 @@ def register(server: AcpLanguageServer) -> None:
     ) -> JsonObject:
         from acp_lsp.history.rewind import rewind
 
+        await _live(server, params.session_id)
         session, files = await rewind(
             server.hub,
             _restorer(server),
@@ -234,3 +230,18 @@ def register(server: AcpLanguageServer) -> None:
 
 def _restorer(server: AcpLanguageServer) -> CheckpointRestore:
     return CheckpointRestore(server.editor.files, server.editor.disk)
+
+
+async def _live(server: AcpLanguageServer, session_id: str) -> Session:
+    """The live session; a stored one is refused naming acp/loadSession."""
+    if (
+        session_id not in server.hub.sessions
+        and server.settings.history.enabled
+        and await server.history().snapshot(session_id) is not None
+    ):
+        raise BackendError(
+            p.UNKNOWN_SESSION,
+            f"session {session_id!r} is stored, not live: resume it with acp/loadSession first",
+            {"sessionId": session_id},
+        )
+    return server.hub.session(session_id)

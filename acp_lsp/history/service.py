@@ -156,6 +156,15 @@ class History:
                 p.UNKNOWN_SESSION, f"unknown session {session_id!r}", {"sessionId": session_id}
             )
 
+    async def checkpoint_roots(self, session_id: str) -> set[str]:
+        """The folders whose shadow repositories hold the stored session's checkpoints."""
+        store = await self._store()
+        row = await store.run(store.session_row, session_id) if store else None
+        stored = (row.extras or {}).get("checkpoints") if row else None
+        if not isinstance(stored, dict):
+            return set()
+        return {str(c["root"]) for c in stored.values() if isinstance(c, dict) and "root" in c}
+
     async def forget(self, session_id: str) -> bool:
         self.recorder.forget(session_id)
         store = await self._store()

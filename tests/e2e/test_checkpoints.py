@@ -6,6 +6,7 @@ command's deletion), and the user editing a file between the turns."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,9 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from acp_lsp import protocol as p
+from acp_lsp.disk.shadow import shadow_dir
 from tests.agents import read_log
+from tests.agents.scripted_acp import DEFAULT_INITIALIZE
 from tests.e2e.conftest import ScriptedLaunch as Launch
 from tests.support.lsp_editor import TestEditor
 from tests.support.review_script import read, run_turn, turns, update
@@ -212,9 +215,48 @@ async def test_checkpoints_survive_a_restart(launch: Launch, workspace: Path) ->
     assert stored["status"] == "stored"
     [first] = user_indices(stored)
     assert stored["messages"][first]["checkpoint"] is True
+    with pytest.raises(JsonRpcException, match="acp/loadSession"):  # stored, not live yet
+        await restore(editor, sid, first)
     await editor.acp(p.ACP_LOAD_SESSION, {"sessionId": sid})
 
     files = await restore(editor, sid, first)
 
     assert files["notes.txt"]["status"] == "restored"
     assert read(workspace, APP) == original_app
+
+
+async def test_deleting_the_session_drops_its_checkpoints(
+    launch: Launch, workspace: Path, tmp_path: Path
+) -> None:
+    script = turns(first_turn(read(workspace, APP)), SECOND_TURN)
+    script["initialize"] = {  # an agent that can delete its sessions
+        **DEFAULT_INITIALIZE,
+        "agentCapabilities": {
+            **DEFAULT_INITIALIZE["agentCapabilities"],
+            "sessionCapabilities": {"list": {}, "close": {}, "resume": {}, "delete": {}},
+        },
+    }
+    editor = await launch(script)
+    sid, _users = await two_turns(editor, workspace)
+    shadow = shadow_dir(tmp_path / "data", str(workspace))
+
+    def refs() -> list[str]:
+        out = subprocess.run(
+            ["git", "--git-dir", str(shadow), "for-each-ref", "--format=%(refname)"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return out.stdout.split()
+
+    # before and after each of the two turns, kept from pruning (written just after the turn)
+    wanted = sorted(
+        f"refs/checkpoints/{sid}/{n}/{side}" for n in (0, 1) for side in ("before", "after")
+    )
+    for _ in range(100):
+        if sorted(refs()) == wanted:
+            break
+        await asyncio.sleep(0.05)
+    assert sorted(refs()) == wanted
+    await editor.acp(p.ACP_DELETE_SESSION, {"sessionId": sid})
+    assert refs() == []
