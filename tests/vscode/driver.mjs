@@ -346,6 +346,19 @@ async function restoreCheckpoint(page, chat) {
   await chat.locator('.permission button[data-option="allow"]').click();
   await poll(async () => (await chat.locator("#statusline").innerText()).includes("Idle"), "the turn to end", 30_000);
   await poll(async () => (await editorText(page)).includes("acp-lsp demo: reviewed"), "the edit in the open editor");
+  // the change in the editor itself: its lines marked, Keep | Reject above them
+  const lenses = page.locator(".monaco-editor .codelens-decoration");
+  const lensText = await poll(async () => {
+    const text = (await lenses.allInnerTexts()).join(" ");
+    return text.includes("Keep") && text.includes("Reject") ? text : null;
+  }, "the Keep | Reject lens in the editor", 15_000).catch(async () => `missing: ${(await lenses.allInnerTexts()).join(" ")}`);
+  check("an agent's change shows Keep | Reject in the editor, over its lines", !lensText.startsWith("missing"), lensText);
+  await shot(page, "editor-hunk-lens.png");
+  await lenses.locator("a", { hasText: "Keep" }).first().click();
+  const kept = await poll(async () => ((await lenses.allInnerTexts()).join(" ").includes("Keep") ? null : "kept"), "the lens gone once kept", 10_000).catch(
+    async () => `still: ${(await lenses.allInnerTexts()).join(" ")}`,
+  );
+  check("Keep on the lens keeps the change and the lens goes", kept === "kept" && (await editorText(page)).includes("acp-lsp demo: reviewed"), kept);
   const message = chat.locator(".message.user", { hasText: "Please review this file again" }).last();
   await message.hover();
   await message.locator('[data-action="restoreCheckpoint"]').click();

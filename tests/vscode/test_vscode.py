@@ -205,6 +205,7 @@ def test_screenshots_of_the_chat_view_are_saved(ui: dict[str, Any]) -> None:
         "chat-tabs-reloaded.png",
         "chat-restore-checkpoint.png",
         "chat-queue.png",
+        "editor-hunk-lens.png",
         "chat-edit-resend.png",
     ):
         shot = ARTIFACTS / name

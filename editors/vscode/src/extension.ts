@@ -24,6 +24,7 @@ import { trackSessionContext } from "./sessionCommands";
 import { SessionStore } from "./sessions";
 import { StatusBar } from "./statusBar";
 import { watchAttention } from "./attention";
+import { HunkLens, type HunkTarget } from "./hunkLens";
 import { readSettings } from "./vscodeSettings";
 
 /** What `activate` returns: the parts, for the end-to-end tests and other extensions. */
@@ -42,6 +43,8 @@ export interface AcpLspApi {
   prompts: Prompts;
   /** Open documents taking the disk's new state after an agent changed their files. */
   documents: DocumentSync;
+  /** Pending hunks of agent changes shown in the editor, with Keep / Reject lenses. */
+  hunks: HunkLens;
 }
 
 let server: AcpServer | undefined;
@@ -100,6 +103,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
   const panels: ChatPanels = new ChatPanels({ extensionUri: context.extensionUri, store, permissions, diffs, output, editors, lastUsed });
   const current = currentChat(lastUsed, view, panels);
   const statusBar = new StatusBar();
+  const hunks = new HunkLens(store);
+  const decideHunk = (action: "accept" | "reject", target: HunkTarget): Promise<void> =>
+    hunks.decide(action, target).catch((error: unknown) => {
+      void vscode.window.showErrorMessage(`ACP: ${error instanceof Error ? error.message : String(error)}`);
+    });
   const prompts = vscodePrompts();
   /** The status bar shows the session of the chat last used (a tab's, or the active one). */
   const showStatus = (): void => {
@@ -133,6 +141,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
     server.onDidStop(() => store.forgetAll()),
     server.onDidStart(() => void chat.refreshAgents().catch(() => undefined)),
     chat.onDidFocus(() => lastUsed.use(chat)),
+    hunks,
+    vscode.languages.registerCodeLensProvider({ scheme: "file" }, hunks),
+    vscode.commands.registerCommand("acpLsp.keepHunk", (target: HunkTarget) => decideHunk("accept", target)),
+    vscode.commands.registerCommand("acpLsp.rejectHunk", (target: HunkTarget) => decideHunk("reject", target)),
+    vscode.commands.registerCommand("acpLsp.nextChange", () => hunks.jump(1)),
+    vscode.commands.registerCommand("acpLsp.previousChange", () => hunks.jump(-1)),
     watchAttention(store, async (sessionId) => {
       await view.reveal();
       await chat.handle({ type: "switchSession", sessionId });
@@ -143,7 +157,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AcpLsp
 
   // Start in the background: activation must not wait for the server.
   void server.start().catch(() => undefined);
-  return { server, store: store, permissions, chat, view, panels, lastUsed, statusBar, prompts, documents };
+  return { server, store: store, permissions, chat, view, panels, lastUsed, statusBar, prompts, documents, hunks };
 }
 
 export async function deactivate(): Promise<void> {
