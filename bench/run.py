@@ -805,6 +805,38 @@ def bench_checkpoints(r: Runner) -> Section:
     return sec
 
 
+def bench_hunks(r: Runner) -> Section:
+    import bench_hunks
+
+    result = bench_hunks.run(2 if r.p.quick else 7)
+    sec = Section(
+        "Review by hunk — rejecting one hunk of an open buffer (bench/bench_hunks.py)",
+        ["file lines", "one hunk ms", "whole change ms", "× whole"],
+        data=result,
+    )
+    sec.rows.append(
+        [
+            fmt(result["lines"]),
+            fmt(result["hunk_ms"], 1),
+            fmt(result["whole_ms"], 1),
+            f"{result['hunk_vs_whole']:.2f}×",
+        ]
+    )
+    sec.goal(
+        "one hunk rejected to the buffer showing it, vs the whole change",
+        f"{result['hunk_vs_whole']:.2f}×",
+        "≤ 1.5× (a hunk costs about what a whole file does)",
+        result["hunk_vs_whole"] <= 1.5,
+    )
+    sec.notes.append(
+        "acp/reviewEdit reject through the real server, timed until the tests' LSP editor's "
+        "open document reads the undone text (the disk rewritten, the buffer following by a "
+        "versioned applyEdit); a scripted turn changed two lines of a 2,000-line file on disk "
+        "before each round; hunk and whole rounds alternate."
+    )
+    return sec
+
+
 BENCHMARKS: dict[str, Callable[[Runner], Section]] = {
     "streaming": bench_streaming,
     "latency": bench_latency,
@@ -813,6 +845,7 @@ BENCHMARKS: dict[str, Callable[[Runner], Section]] = {
     "edits": bench_edits,
     "disk": bench_disk,
     "checkpoints": bench_checkpoints,
+    "hunks": bench_hunks,
     "startup": bench_startup,
     "memory": bench_memory,
     "history": bench_history,

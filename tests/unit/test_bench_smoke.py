@@ -113,3 +113,10 @@ def test_checkpoints_restore_every_changed_file(tmp_path: Path) -> None:
     data = run_quick("checkpoints", tmp_path)["data"]
     assert data["changed"] == 100 and data["rounds"] == 2
     assert data["restore_big_ms"] > 0 and data["floor_ms"] > 0
+
+
+@pytest.mark.timeout(300)
+def test_hunks_reach_the_buffer(tmp_path: Path) -> None:
+    # the bench waits for the editor's document to read each undone text
+    data = run_quick("hunks", tmp_path)["data"]
+    assert data["rounds"] == 2 and data["hunk_ms"] > 0 and data["whole_ms"] > 0
