@@ -111,14 +111,20 @@ class UpdateBatcher:
 
     def _queue(self, session: Session) -> _Queue:
         queue = self._queues.get(session.session_id)
-        if queue is None:
+        if queue is None or queue.session is not session:
+            # a session resumed under the id of one that died is another object: the dead
+            # one's queue (its seq counter, its hold) must not carry the new one's updates
+            if queue is not None and queue.timer is not None:
+                queue.timer.cancel()
             queue = self._queues[session.session_id] = _Queue(session)
         return queue
 
     def publish(self, session: Session, updates: list[JsonObject]) -> None:
         if not updates:
             return
-        queue = self._queues.get(session.session_id) or self._queue(session)
+        queue = self._queues.get(session.session_id)
+        if queue is None or queue.session is not session:
+            queue = self._queue(session)
         items = queue.items
         # The hot path of streaming: one call per agent chunk, so kept flat.
         for update in updates:

@@ -152,6 +152,25 @@ def test_seq_rises_by_one_per_notification_and_session(batcher: UpdateBatcher, s
     assert batcher.notifications_sent == 6
 
 
+def test_a_session_resumed_under_a_dead_ones_id_counts_its_own_seq(
+    batcher: UpdateBatcher, sink: Sink
+) -> None:
+    dead = Session("s", "claude", "/w")
+    batcher.publish(dead, [chunk("before the crash")])
+    batcher.flush_all()
+    resumed = Session("s", "claude", "/w")  # acp/loadSession: a new object, the same id
+    resumed.seq = 7  # as its snapshot told the editor
+    batcher.hold(resumed)
+    batcher.publish(resumed, [chunk("held")])
+    assert sink.sent[-1]["seq"] == 1
+    batcher.publish(dead, [])  # nothing: the dead one's queue is gone with it
+    resumed_queue = batcher._queues["s"]
+    assert resumed_queue.session is resumed and resumed_queue.held
+    resumed_queue.held = False
+    batcher.flush_all()
+    assert (sink.sent[-1]["seq"], resumed.seq, dead.seq) == (8, 8, 1)
+
+
 @given(
     st.lists(
         st.tuples(
