@@ -44,9 +44,6 @@ class Checkpoints:
     def __init__(self) -> None:
         self._by_ordinal: dict[int, Checkpoint] = {}
 
-    def __bool__(self) -> bool:
-        return bool(self._by_ordinal)
-
     def begin(self, ordinal: int, root: str, tree: str) -> None:
         self._by_ordinal[ordinal] = Checkpoint(root, tree)
 

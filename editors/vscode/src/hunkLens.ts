@@ -50,11 +50,6 @@ export class HunkLens implements vscode.CodeLensProvider, vscode.Disposable {
     );
   }
 
-  /** The hunks shown for a file (for tests and the commands). */
-  hunksOf(fsPath: string): FileHunks | undefined {
-    return this.files.get(fsPath);
-  }
-
   private update(): void {
     this.files = pendingHunks(this.store.all());
     this.decorateAll();
