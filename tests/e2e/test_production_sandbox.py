@@ -407,6 +407,10 @@ def unprivileged_run_skip() -> str | None:
     )
     if probe.stdout.strip() != str(sys.version_info[:2]):
         return f"nobody cannot run a Python {sys.version_info[:2]} here ({SYSTEM_PYTHON})"
+    # a clone inside a private folder (`mktemp -d` makes it 0700) is out of nobody's reach
+    package = Path(acp_lsp.__file__).parents[1]
+    if any(p.stat().st_mode & 0o001 == 0 for p in [package, *package.parents] if p != Path("/")):
+        return f"nobody cannot reach the checkout at {package} (a private folder above it)"
     return None
 
 
