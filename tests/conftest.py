@@ -6,6 +6,7 @@ one worker, so each such fixture is built once (`xdist_groups`)."""
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,6 +56,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "production: runs a production agent (full run only, as FULL_ONLY files)"
     )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # each process (controller, workers) made its own data folder: leave no trace in /tmp
+    data = os.environ.get("ACP_LSP_DATA_DIR", "")
+    if Path(data).name.startswith("acp-lsp-test-data-"):
+        shutil.rmtree(data, ignore_errors=True)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:

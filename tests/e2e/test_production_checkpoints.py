@@ -2,11 +2,13 @@
 rewind…"): Claude Code, Codex and Qwen Code each run a shell command that changes a file and
 creates another; the user then edits the changed file; a second turn; restoring the first
 message's checkpoint undoes the agent's change and removes the created file while the user's
-edit stays. Then the session is rewound to before its second message and asked anew: the
-model's request carries the first prompt and the new one, never the rewound one."""
+edit stays. A third prompt is queued while the second turn streams and reaches the agent
+once that turn ends. Then the session is rewound to before its second message and asked anew:
+the model's request carries the first prompt and the new one, never the rewound ones."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import pytest
 from acp_lsp import protocol as p
 from tests.model_server import ModelServer, Say, Script, Tool
 from tests.support.lsp_editor import pick
-from tests.support.production import ended, open_session, start_agent
+from tests.support.production import TURN, ended, open_session, start_agent
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -23,6 +25,7 @@ GREET = 'import sys\n\n\ndef greet(name):\n    return f"Hello, {name}!"\n'
 MODES = {"claude": "acceptEdits", "codex": "full-access", "qwen": None}
 FIRST = "Make the greeting friendlier and leave a note."
 SECOND = "Second question: what about the name?"
+QUEUED = "Queued while you answered: and the date?"
 ANEW = "A different second question."
 
 
@@ -39,7 +42,8 @@ async def test_restore_the_first_checkpoint_then_rewind(
         "checkpoints",
         [
             [Tool("shell", {"command": command}), Say("Friendlier, and a note.")],
-            [Say("The name is fine.")],
+            [Say("The name is fine.", chunks=2, stall_after=1)],
+            [Say("The date can wait.")],
             [Say("A different answer.")],
         ],
     )
@@ -50,11 +54,24 @@ async def test_restore_the_first_checkpoint_then_rewind(
     assert "Howdy" in path.read_text(encoding="utf-8") and made.exists()
     mine = path.read_text(encoding="utf-8") + "# the user's own line\n"
     path.write_text(mine, encoding="utf-8")  # between the turns, as the user saves a file
-    await ended(editor, sid, SECOND)
+    before = len(model.turn_requests())
+    second = asyncio.ensure_future(editor.prompt(sid, SECOND, timeout=TURN))
+    assert await asyncio.to_thread(model.wait_stalled, TURN), "the second answer never started"
+    queued = asyncio.ensure_future(
+        editor.acp(p.ACP_PROMPT, {"sessionId": sid, "prompt": QUEUED, "queue": True}, TURN)
+    )
+    await editor.wait_for(lambda: any(s.get("queued") for s in editor.statuses[sid]))
+    # the queued prompt waits for the running turn: the model has heard nothing of it yet
+    assert QUEUED not in json.dumps([r.body for r in model.turn_requests()])
+    model.release()
+    assert (await second)["stopReason"] == "end_turn"
+    assert (await queued)["stopReason"] == "end_turn"
+    assert QUEUED in json.dumps(model.turn_requests()[-1].body)
+    assert QUEUED not in json.dumps(model.turn_requests()[before].body)
 
     snapshot = await editor.acp(p.ACP_GET_SESSION, {"sessionId": sid})
     users = [i for i, m in enumerate(snapshot["messages"]) if m["role"] == "user"]
-    assert [snapshot["messages"][i].get("checkpoint") for i in users] == [True, True]
+    assert [snapshot["messages"][i].get("checkpoint") for i in users] == [True, True, True]
     result = await editor.acp(
         p.ACP_RESTORE_CHECKPOINT, {"sessionId": sid, "messageIndex": users[0]}
     )
@@ -72,6 +89,7 @@ async def test_restore_the_first_checkpoint_then_rewind(
     sent = json.dumps(model.turn_requests()[-1].body)
     assert FIRST in sent and ANEW in sent, sent[-3000:]
     assert SECOND not in sent and "The name is fine." not in sent, sent[-3000:]
+    assert QUEUED not in sent, sent[-3000:]
     await editor.shutdown_session()
     assert not editor.schema_errors, editor.schema_errors
     assert model.unknown_requests() == [], model.unknown_requests()
