@@ -105,7 +105,11 @@ def serve(args: argparse.Namespace) -> int:
         # write the history's last fraction of a second.
         end.signalled(signum)
 
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+    if sys.platform == "win32":  # no SIGHUP; SIGBREAK is the Ctrl-Break a parent may send
+        ends = (signal.SIGTERM, signal.SIGBREAK, signal.SIGINT)
+    else:
+        ends = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+    for sig in ends:
         signal.signal(sig, on_signal)
     try:
         if args.tcp:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from acp_lsp.platform.stop import KILL, new_group, signal_group
 from acp_lsp.tasks import TaskOwner
 
 log = logging.getLogger(__name__)
@@ -246,7 +247,7 @@ class TerminalManager:
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
                 env=env,
-                start_new_session=True,
+                **new_group(),
             )
         except FileNotFoundError as exc:
             raise TerminalError(f"command not found: {command}") from exc
@@ -314,9 +315,7 @@ class TerminalManager:
         """Kill the group, wait for the exit (bounded) and free the pipe."""
         # The group outlives its leader while grandchildren remain, so kill it even after the
         # command exited (its id is not reused while any member is alive).
-        if term.pid > 0:  # killpg(0) would be our own group
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(term.pid, signal.SIGKILL)
+        signal_group(term.pid, KILL)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(term.exited.wait(), 5.0)
         if term.transport is not None:
@@ -344,7 +343,7 @@ class TerminalManager:
         finally:
             assert term.transport is not None
             code = term.transport.get_returncode()
-            term.exit_status = _exit_status(code if code is not None else -signal.SIGKILL)
+            term.exit_status = _exit_status(code if code is not None else -KILL)
             term.exited.set()
         if term.pipe_closed.is_set():
             term.transport.close()

@@ -19,6 +19,7 @@ import asyncio
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -110,7 +111,7 @@ def _userns_hint() -> str:
 def describe(program: str = "bwrap", path: str | None = None) -> str:
     """One line for ``acp-lsp doctor``; SandboxUnavailable when it cannot run."""
     version = probe(program, path)
-    if os.geteuid() == 0:
+    if sys.platform != "win32" and os.geteuid() == 0:
         return f"{version}, running as root (no user namespace needed)"
     return f"{version}, user namespaces ok"
 

@@ -27,11 +27,11 @@ from acp_lsp.backends.wire_frames import (
     LineBuffer,
     RpcError,
     describe_exit,
-    signal_group,
 )
 from acp_lsp.backends.wire_frames import discard_awaitable as _discard
 from acp_lsp.backends.wire_rpc import JsonRpcPeer
 from acp_lsp.backends.wire_tree import Proc, descendants, noted_with, started, stop_tree
+from acp_lsp.platform.stop import KILL, new_group, signal_group
 
 __all__ = [
     "CANCEL_REQUEST",
@@ -129,7 +129,7 @@ class AgentProcess(JsonRpcPeer):
                 stderr=subprocess.PIPE,
                 cwd=cwd,
                 env=env,
-                start_new_session=True,
+                **new_group(),
             )
         except FileNotFoundError as exc:
             if cwd is not None and exc.filename == cwd:
@@ -205,7 +205,7 @@ class AgentProcess(JsonRpcPeer):
         loop = asyncio.get_running_loop()
         deadline = loop.time() + grace
         self._closing = True
-        pgid = self._proc.pid  # start_new_session: the agent leads its own group
+        pgid = self._proc.pid  # new_group(): the agent leads its own group
         self._outbox.put_nowait(None)  # flush what is queued, then close stdin
         await asyncio.wait({self._writer}, timeout=grace)
         await asyncio.wait({self._waiter}, timeout=max(deadline - loop.time(), 0.0))
@@ -215,7 +215,7 @@ class AgentProcess(JsonRpcPeer):
             await asyncio.wait({self._waiter}, timeout=grace)
         if not self._waiter.done():
             log.warning("%s: ignored SIGTERM; SIGKILL", self.name)
-            signal_group(pgid, signal.SIGKILL)
+            signal_group(pgid, KILL)
             await asyncio.wait({self._waiter}, timeout=_KILL_WAIT)
         await self._reap_tree(grace)
         await asyncio.wait({self._supervisor}, timeout=_EXIT_DRAIN + _STDERR_DRAIN + 1)

@@ -1,4 +1,4 @@
-"""The pieces of the ACP wire that hold no process: errors, frames, line splitting, groups.
+"""The pieces of the ACP wire that hold no process: errors, frames, line splitting.
 
 Split from acp_lsp.backends.wire, which re-exports the public names.
 """
@@ -9,7 +9,6 @@ import asyncio
 import inspect
 import json
 import logging
-import os
 import signal
 from collections.abc import Awaitable
 from typing import Any
@@ -71,41 +70,6 @@ def describe_exit(returncode: int | None) -> str:
         except ValueError:
             return f"killed by signal {-returncode}"
     return f"exit code {returncode}"
-
-
-def signal_group(pgid: int, sig: signal.Signals) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        pass
-    except PermissionError as exc:
-        log.warning("cannot signal process group %d: %s", pgid, exc)
-
-
-def group_has_live_members(pgid: int) -> bool:
-    """Whether any process of the group still runs (zombies awaiting their reaper don't count)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return True  # no procfs: cannot tell a zombie from a live process
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()  # state, ppid, pgrp, ...
-        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
-            return True
-    return False
 
 
 def dumps_frame(msg: dict[str, Any]) -> bytes:

@@ -22,6 +22,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from acp_lsp.backends.wire_tree import Proc, process_tree, signal_tree
+from acp_lsp.platform.stop import KILL, signal_group
 from acp_lsp.server import AcpLanguageServer
 
 log = logging.getLogger(__name__)
@@ -82,8 +83,8 @@ class Ending:
         finally:
             if pids:
                 time.sleep(max(0.0, KILL_GRACE_S - (time.monotonic() - termed)))
-                _signal_groups(pids, signal.SIGKILL)
-                signal_tree(trees, signal.SIGKILL)
+                _signal_groups(pids, KILL)
+                signal_tree(trees, KILL)
 
     def signalled(self, signum: int) -> None:
         """The signal handler (``signal.signal``: it may interrupt anything). The end runs as
@@ -109,7 +110,7 @@ class Ending:
             "the event loop did not run the end in %.0f s: killing agents, exiting", LOOP_WAIT_S
         )
         with contextlib.suppress(Exception):  # read from another thread: best effort
-            _signal_groups(_child_pids(self.server), signal.SIGKILL)
+            _signal_groups(_child_pids(self.server), KILL)
         logging.shutdown()
         os._exit(self.code)
 
@@ -262,14 +263,13 @@ def _child_pids(server: AcpLanguageServer) -> list[int]:
 def _trees(pids: list[int]) -> list[Proc]:
     """Every process under those groups, wherever its own group is: Claude Code and Codex
     run each shell command in a session of its own, which signalling the group misses."""
-    found: dict[tuple[int, int], Proc] = {}
+    found: dict[tuple[int, float], Proc] = {}
     for pid in pids:
         for proc in process_tree(pid):
             found[(proc.pid, proc.start)] = proc
     return list(found.values())
 
 
-def _signal_groups(pids: list[int], sig: int) -> None:
+def _signal_groups(pids: list[int], sig: signal.Signals) -> None:
     for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, sig)
+        signal_group(pid, sig)
