@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
+from acp_lsp.platform.dirs import config_dir
 from acp_lsp.presets import presets
 from acp_lsp.protocol_params import describe_validation_error
 from acp_lsp.secret_store import SecretStore
@@ -286,8 +287,7 @@ def merge_settings(base: JsonObject, over: Mapping[str, Any]) -> JsonObject:
 
 
 def user_config_path(environ: Mapping[str, str]) -> Path:
-    base = environ.get("XDG_CONFIG_HOME") or str(Path(environ.get("HOME", "~")) / ".config")
-    return Path(base).expanduser() / "acp-lsp" / "config.toml"
+    return config_dir(environ) / "config.toml"
 
 
 def read_toml(path: Path, problems: list[str]) -> JsonObject:
