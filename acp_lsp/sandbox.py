@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from acp_lsp.platform.paths import within
+
 
 class SandboxError(Exception):
     """A path the sandbox refuses; the message names the path and the reason."""
@@ -94,10 +96,4 @@ class Sandbox:
             raise SandboxError(f"path {path!r} cannot be used: {exc}") from None
 
     def _inside(self, real: str) -> bool:
-        for root in self.roots:
-            if real == root:
-                return True
-            prefix = root if root.endswith(os.sep) else root + os.sep
-            if real.startswith(prefix):
-                return True
-        return False
+        return any(within(real, root) for root in self.roots)

@@ -1,7 +1,8 @@
 """The agent sandbox (agent setting ``sandbox = "workspace"``): the agent's process runs under
-bubblewrap (``bwrap``) and may write only its workspace roots, its own data directories and a
-private temp directory. Everything else is mounted read-only; the network stays (the model API
-is needed).
+bubblewrap (``bwrap``) on Linux, a Seatbelt profile (``sandbox-exec``) on macOS, and may write
+only its workspace roots, its own data directories and a private temp directory. Everything
+else is read-only; the network stays (the model API is needed). Windows has no such sandbox:
+there the setting is refused at start, never silently ignored.
 
 Not to be confused with :mod:`acp_lsp.sandbox`, which judges the paths an agent names in
 ``fs/*`` requests (what acp-lsp does for the agent); this one confines what the agent process
@@ -27,6 +28,8 @@ from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
 from acp_lsp.config import AgentConfig
 from acp_lsp.history.paths import data_dir
+from acp_lsp.platform import seatbelt
+from acp_lsp.platform.paths import within
 from acp_lsp.presets import PRODUCTION_AGENTS
 
 # What each known agent keeps under its HOME (created when missing, so a first run can write).
@@ -53,7 +56,13 @@ _PROBE_TIMEOUT = 10.0
 
 
 class SandboxUnavailable(Exception):
-    """bubblewrap cannot run here; the message says why."""
+    """The sandbox cannot run here; the message says why."""
+
+
+WINDOWS = (
+    "not available on Windows (acp-lsp confines agents with bubblewrap on Linux and Seatbelt on "
+    'macOS; Windows has neither): set sandbox = "none" to run this agent unconfined'
+)
 
 
 def find_bwrap(program: str, path: str | None) -> str:
@@ -108,8 +117,15 @@ def _userns_hint() -> str:
     return ""
 
 
-def describe(program: str = "bwrap", path: str | None = None) -> str:
+def describe(program: str = "bwrap", path: str | None = None, system: str = sys.platform) -> str:
     """One line for ``acp-lsp doctor``; SandboxUnavailable when it cannot run."""
+    if system == "win32":
+        raise SandboxUnavailable(WINDOWS)
+    if system == "darwin":
+        found = seatbelt.find_sandbox_exec(path)
+        if found is None:
+            raise SandboxUnavailable("sandbox-exec (Seatbelt) not found")
+        return f"Seatbelt ({found})"
     version = probe(program, path)
     if sys.platform != "win32" and os.geteuid() == 0:
         return f"{version}, running as root (no user namespace needed)"
@@ -168,8 +184,10 @@ class AgentSandbox:
         config: AgentConfig,
         workspace: Callable[[], Sequence[str]],
         environ: Mapping[str, str],
+        system: str = sys.platform,
     ) -> None:
         self.name = name
+        self.system = system
         self.config = config
         self._workspace = workspace
         self._environ = environ
@@ -216,25 +234,35 @@ class AgentSandbox:
         if self.started is None:
             return False
         real = os.path.realpath(path)
-        return any(real == r or real.startswith(r.rstrip("/") + "/") for r in self.started)
+        return any(within(real, root) for root in self.started)
 
     async def wrap(self, command: str, args: Sequence[str], env: dict[str, str]) -> list[str]:
         """The command line that runs the agent sandboxed (``env`` gets its TMPDIR);
-        SandboxUnavailable when bubblewrap cannot run."""
-        bwrap = find_bwrap(self.config.bwrap, env.get("PATH"))
-        await asyncio.to_thread(probe, bwrap)  # each start: a clear reason, not a dead agent
+        SandboxUnavailable when the sandbox cannot run."""
+        if self.system == "win32":
+            raise SandboxUnavailable(WINDOWS)
+        if self.system == "darwin":
+            tool = seatbelt.find_sandbox_exec(env.get("PATH"))
+            if tool is None:
+                raise SandboxUnavailable("sandbox-exec (Seatbelt) not found")
+        else:
+            tool = find_bwrap(self.config.bwrap, env.get("PATH"))
+            await asyncio.to_thread(probe, tool)  # each start: a clear reason, not a dead agent
         try:
             writable, tmp = await asyncio.to_thread(self._prepare, env)
         except OSError as exc:
             raise SandboxUnavailable(f"cannot make its private temp directory: {exc}") from None
         env["TMPDIR"] = tmp
         self.started = self.roots()
-        self._prefix = bwrap_argv(bwrap, [*self.started, *writable], tmp, [])
+        if self.system == "darwin":  # no tmpfs: the temp directory itself is writable
+            self._prefix = seatbelt.argv(tool, [*self.started, *writable, tmp], [])
+        else:
+            self._prefix = bwrap_argv(tool, [*self.started, *writable], tmp, [])
         return [*self._prefix, command, *args]
 
     def confine(self, command: str, args: Sequence[str]) -> tuple[str, list[str]]:
         """A command the agent has acp-lsp run (``terminal/create``), under the same
-        bubblewrap as the agent (a tmpfs of its own)."""
+        sandbox as the agent (with bubblewrap, a tmpfs of its own)."""
         if not self._prefix:  # no process started yet: nothing asks for a terminal then
             raise BackendError(p.AGENT_UNAVAILABLE, f"agent {self.name!r} is not running")
         return self._prefix[0], [*self._prefix[1:], command, *args]
@@ -253,5 +281,7 @@ class AgentSandbox:
             if os.path.exists(real) and real != "/":  # a HOME of "/" must not open all
                 out.append(real)
         tmp = data_dir(self._environ) / "agent-tmp"
+        if self.system == "darwin":  # not hidden under a tmpfs: one folder per agent
+            tmp = tmp / self.name
         tmp.mkdir(parents=True, exist_ok=True)
         return out, os.path.realpath(tmp)
