@@ -1,18 +1,14 @@
-"""Where acp-lsp keeps its data: ``$ACP_LSP_DATA_DIR``, else ``$XDG_DATA_HOME/acp-lsp``, else
-``~/.local/share/acp-lsp``."""
+"""Where the history is stored: the ``history.path`` setting, else ``history.sqlite3`` in the
+platform's data folder (``acp_lsp.platform.dirs``: ``$ACP_LSP_DATA_DIR`` first everywhere)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
 
+from acp_lsp.platform.dirs import data_dir
 
-def data_dir(environ: Mapping[str, str]) -> Path:
-    if environ.get("ACP_LSP_DATA_DIR"):
-        return Path(environ["ACP_LSP_DATA_DIR"]).expanduser()
-    if environ.get("XDG_DATA_HOME"):
-        return Path(environ["XDG_DATA_HOME"]).expanduser() / "acp-lsp"
-    return Path(environ.get("HOME", "~")).expanduser() / ".local" / "share" / "acp-lsp"
+__all__ = ["data_dir", "history_path"]
 
 
 def history_path(configured: str | None, environ: Mapping[str, str]) -> Path:
