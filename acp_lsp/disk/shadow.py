@@ -5,11 +5,15 @@ Agents change files on disk by routes the bridge does not see (their own writes,
 commands, terminals). To show those changes in the editor and undo them byte for byte, the
 bridge needs each file's text from *before* the change. Like Cline's checkpoints, a git
 repository of the bridge's own (its own ``GIT_DIR`` and index, under the data dir) snapshots
-the folder: ``git add -A`` + ``write-tree`` gives a tree id, and two tree ids give the files
-that changed and both versions of each. The user's repository is never touched; git's index
-stat cache makes a snapshot of an unchanged folder cheap (50,000 files: about 0.1 s; the
-first snapshot hashes every file once, about 2.7 s; docs/performance.md). The folder's
-``.gitignore`` rules apply, so ignored build output costs nothing (and is not tracked).
+the folder: ``git add`` + ``write-tree`` gives a tree id, and two tree ids give the files
+that changed and both versions of each. The folder's ``.gitignore`` rules apply, so ignored
+build output costs nothing (and is not tracked).
+
+Work follows the changes, not the folder (DESIGN §3 "Disk tracking at any size"): a file
+watcher's dirty set (``watch``) names the paths a snapshot adds, so an unchanged folder costs
+no git at all; where the watcher cannot vouch for its set, the snapshot scans the whole folder
+(``git add -A``, cheap thanks to the index's stat cache). A git checkout's first snapshot
+borrows the user's objects and index (``borrow``); the user's repository is never written.
 """
 
 from __future__ import annotations
@@ -21,15 +25,15 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from acp_lsp.disk.borrow import borrow_checkout
+from acp_lsp.disk.watch import DirtyWatch, WatchUnavailable
+
 log = logging.getLogger(__name__)
 
 GIT_TIMEOUT_S = 120.0
-MAX_FILES = 200_000
-"""A folder with more files (not ignored) is not tracked: the first snapshot would copy them
-all into the shadow store."""
 MAX_FILE_BYTES = 8 * 1024 * 1024
-"""Files larger than this when a folder is first tracked are left out of its snapshots."""
-"""A first snapshot of a huge folder hashes every file: give it time, but not forever."""
+"""Untracked files larger than this when a folder is first tracked are left out of its
+snapshots (copying them into the shadow store would cost disk)."""
 
 
 _CONFIG = """[core]
@@ -68,6 +72,10 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
+def _nul(paths: set[str]) -> bytes:
+    return b"".join(os.fsencode(path) + b"\0" for path in sorted(paths))
+
+
 def _glob_escape(name: str) -> str:
     """A path as a literal gitignore pattern."""
     return "".join("\\" + c if c in "*?[\\!# " else c for c in name)
@@ -88,8 +96,16 @@ class ShadowRepo:
         self._lock = asyncio.Lock()
         self._ready = False
         self._refused: str | None = None  # why this folder is not tracked, once known
+        self._watch: DirtyWatch | None = None
+        self._tree: str | None = None  # the index's tree, as the last snapshot wrote it
+        self.watch_note: str | None = None
+        """Why no watcher covers this folder (every snapshot scans it), once known."""
+        self.borrowed: str | None = None
+        """The user's git dir whose objects and index started this repository, if any."""
 
-    async def _git(self, *args: str, stdin: bytes | None = None) -> bytes:
+    async def _git(
+        self, *args: str, stdin: bytes | None = None, ok: tuple[int, ...] = (0,)
+    ) -> bytes:
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(self.git_dir),  # no user or system config changes what is snapshotted
@@ -97,6 +113,7 @@ class ShadowRepo:
             "GIT_DIR": str(self.git_dir),
             "GIT_WORK_TREE": self.root,
             "LC_ALL": "C",
+            "GIT_LITERAL_PATHSPECS": "1",  # a file named "*.py" is that file
         }
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -123,7 +140,7 @@ class ShadowRepo:
                     f"git {args[0]} took over {GIT_TIMEOUT_S:g} s in {self.root}"
                 ) from None
             raise
-        if proc.returncode != 0:
+        if proc.returncode not in ok:
             message = err.decode(errors="replace").strip().splitlines()
             raise ShadowError(f"git {args[0]} failed in {self.root}: {' '.join(message[-2:])}")
         return out
@@ -148,12 +165,32 @@ class ShadowRepo:
             (self.git_dir / "info").mkdir(exist_ok=True)
             # nested repositories' metadata is theirs, never snapshotted
             (self.git_dir / "info" / "exclude").write_text(".git\n", encoding="utf-8")
+            self.borrowed = await borrow_checkout(self.root, self.git_dir)
             await self._exclude_large()
         else:
             # texts of earlier sessions' changes: kept a day (another server may use them)
             await self._git("prune", "--expire=1.day.ago")
         self._exclude_own_data()
+        self._start_watch()
         self._ready = True
+
+    def _start_watch(self) -> None:
+        """Before the first scan: a change made during it is in the next dirty set."""
+        try:
+            self._watch = DirtyWatch(self.root, skip=[str(self.git_dir.parent.parent)])
+        except WatchUnavailable as exc:
+            self.watch_note = str(exc)
+        except Exception as exc:  # an inotify call the kernel refuses: scans still work
+            log.exception("no file watcher for %s", self.root)
+            self.watch_note = f"no file watcher for {self.root}: {exc}"
+
+    def close(self) -> None:
+        """Stop watching (the folder's last session ended)."""
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+        self._tree = None
+        self._ready = False
 
     def _exclude_own_data(self) -> None:
         """The bridge's data dir (this repository, the history) inside the folder is never
@@ -170,13 +207,9 @@ class ShadowRepo:
                 fh.write(line)
 
     async def _exclude_large(self) -> None:
-        """Before the first snapshot: refuse a folder too large to track, and leave out files
-        too large to merge or review (copying them into the shadow store would cost disk)."""
+        """Before the first snapshot: leave out untracked files too large to merge or review."""
         listed = await self._git("ls-files", "--others", "--exclude-standard", "-z")
         names = [name for name in listed.split(b"\0") if name]
-        if len(names) > MAX_FILES:
-            self._refused = f"{self.root} has over {MAX_FILES:,} files"
-            raise ShadowError(self._refused)
         large: list[str] = []
         for name in names:
             try:
@@ -192,9 +225,38 @@ class ShadowRepo:
         """The id of a tree holding every (not ignored) file of the folder as it is now."""
         async with self._lock:
             await self._prepare()
-            # --ignore-errors: a file that vanishes or cannot be read mid-scan is skipped
-            await self._git("add", "--all", "--ignore-errors", "--", ".")
-            return (await self._git("write-tree")).decode().strip()
+            dirty = self._watch.take() if self._watch is not None else None
+            if dirty is not None and self._tree is not None:
+                if not dirty:
+                    return self._tree  # nothing changed: no git at all
+                try:
+                    await self._add_paths(dirty)
+                except ShadowError as exc:  # a path that changed again meanwhile: scan
+                    log.info("dirty paths of %s not added, scanning: %s", self.root, exc)
+                    await self._add_all()
+            else:
+                await self._add_all()
+            self._tree = (await self._git("write-tree")).decode().strip()
+            return self._tree
+
+    async def _add_all(self) -> None:
+        # --ignore-errors: a file that vanishes or cannot be read mid-scan is skipped
+        await self._git("add", "--all", "--ignore-errors", "--", ".")
+
+    async def _add_paths(self, dirty: set[str]) -> None:
+        """Bring the index up to date for ``dirty`` (paths relative to the folder) alone."""
+        present = {p for p in dirty if os.path.lexists(os.path.join(self.root, p))}
+        from_file = ("--pathspec-from-file=-", "--pathspec-file-nul")
+        if gone := dirty - present:  # a deleted file or folder leaves the index
+            await self._git(
+                "rm", "-r", "-q", "--cached", "--ignore-unmatch", *from_file, stdin=_nul(gone)
+            )
+        if present:
+            # an ignored path named to `git add` is an error; it is simply not tracked
+            out = await self._git("check-ignore", "-z", "--stdin", stdin=_nul(present), ok=(0, 1))
+            present -= {os.fsdecode(name) for name in out.split(b"\0") if name}
+        if present:
+            await self._git("add", "--all", "--ignore-errors", *from_file, stdin=_nul(present))
 
     async def deltas(self, old: str, new: str) -> list[FileDelta]:
         """The files that differ between two snapshots (no rename detection: a move is a

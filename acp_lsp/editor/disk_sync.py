@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,6 +96,7 @@ class DiskSync:
         self._repos: dict[str, ShadowRepo] = {}
         self._trackers: dict[str, _Tracker] = {}
         self._failed: set[str] = set()  # roots whose snapshots failed (reported once)
+        self._scanned: set[str] = set()  # roots no watcher covers (reported once)
         self.checkpointed: Callable[[Session], None] = lambda session: None
         """Told when a turn's checkpoint is complete (the history stores it)."""
 
@@ -152,7 +154,9 @@ class DiskSync:
             self._chain(session, tracker, self._keep_checkpoint(session, tracker, ordinal, refs))
 
     def forget(self, session_id: str) -> None:
-        self._trackers.pop(session_id, None)
+        tracker = self._trackers.pop(session_id, None)
+        if tracker is not None and all(t.repo is not tracker.repo for t in self._trackers.values()):
+            tracker.repo.close()  # no session left in the folder: its watcher goes
 
     async def drop_checkpoints(self, session_id: str, roots: set[str]) -> None:
         """A deleted session's checkpoints: their refs go, so pruning frees their trees."""
@@ -214,6 +218,10 @@ class DiskSync:
         self, session: Session, tracker: _Tracker, ordinal: int | None = None
     ) -> None:
         tree = await tracker.repo.snapshot()
+        note = tracker.repo.watch_note
+        if note is not None and tracker.repo.root not in self._scanned and sys.platform == "linux":
+            self._scanned.add(tracker.repo.root)  # said once: every snapshot scans this folder
+            self._warn(f"acp-lsp: {note}; changes on disk are found by scanning it instead")
         if tracker.tree is not None and tracker.tree != tree:
             # changed between turns (the user, another program): not this turn's to review
             log.info("session %s: folder changed between turns", session.session_id)

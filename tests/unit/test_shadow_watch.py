@@ -1,0 +1,257 @@
+"""Snapshots that follow the changes (acp_lsp/disk/watch.py, acp_lsp/disk/borrow.py; DESIGN §3
+"Disk tracking at any size"), against real git, real files and the kernel's inotify: the tree
+a dirty-set snapshot writes is the tree a whole scan writes, an unchanged folder costs no
+git, a watcher that may have missed something makes the snapshot scan, and a git checkout's
+first snapshot starts from the user's objects and index without writing to them."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from acp_lsp.disk import watch
+from acp_lsp.disk.shadow import ShadowRepo, blob_id, shadow_dir
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="inotify is Linux's")
+
+
+def repo_for(folder: Path, data: Path) -> ShadowRepo:
+    return ShadowRepo(str(folder), shadow_dir(data, str(folder)))
+
+
+async def scanned_tree(repo: ShadowRepo) -> str:
+    """The tree a whole scan of the folder writes (what every snapshot did before)."""
+    await repo._add_all()
+    return (await repo._git("write-tree")).decode().strip()
+
+
+def git_calls(repo: ShadowRepo, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    real = repo._git
+
+    async def counted(*args: str, **kwargs: Any) -> bytes:
+        calls.append(args[0])
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(repo, "_git", counted)
+    return calls
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "src" / "deep").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("a = 1\n")
+    (root / "src" / "deep" / "d.py").write_text("d = 1\n")
+    (root / ".gitignore").write_text("*.log\nbuild/\n")
+    (root / "b.txt").write_text("bee\n")
+    return root
+
+
+async def test_an_unchanged_folder_costs_no_git(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = repo_for(folder, tmp_path / "data")
+    first = await repo.snapshot()
+    assert repo.watch_note is None
+    calls = git_calls(repo, monkeypatch)
+    assert await repo.snapshot() == first
+    assert calls == []
+    (folder / "src" / "a.py").write_text("a = 2\n")
+    (folder / "run.log").write_text("ignored\n")  # ignored: checked, never added
+    second = await repo.snapshot()
+    assert calls == ["check-ignore", "add", "write-tree"]  # no whole scan
+    assert [d.path for d in await repo.deltas(first, second)] == [str(folder / "src" / "a.py")]
+
+
+async def test_folders_made_moved_and_removed_between_snapshots(
+    folder: Path, tmp_path: Path
+) -> None:
+    repo = repo_for(folder, tmp_path / "data")
+    first = await repo.snapshot()
+    # a folder made with files in it before the watcher can watch it, one moved in from
+    # outside, one moved away, one removed, a file renamed
+    (folder / "new" / "inner").mkdir(parents=True)
+    (folder / "new" / "inner" / "n.py").write_text("n\n")
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "sub" / "o.py").write_text("o\n")
+    shutil.move(str(outside), str(folder / "moved in"))
+    shutil.move(str(folder / "src" / "deep"), str(tmp_path / "away"))
+    (folder / "b.txt").rename(folder / "c.txt")
+    second = await repo.snapshot()
+    assert second == await scanned_tree(repo)
+    names = sorted(os.path.relpath(d.path, folder) for d in await repo.deltas(first, second))
+    assert names == ["b.txt", "c.txt", "moved in/sub/o.py", "new/inner/n.py", "src/deep/d.py"]
+    # the moved-away folder's watches are gone: changing it there changes nothing here
+    (tmp_path / "away" / "d.py").write_text("changed away\n")
+    (folder / "moved in" / "sub" / "o.py").write_text("o, changed\n")
+    third = await repo.snapshot()
+    assert [d.path for d in await repo.deltas(second, third)] == [
+        str(folder / "moved in" / "sub" / "o.py")
+    ]
+    shutil.rmtree(folder / "moved in")
+    assert await repo.snapshot() == await scanned_tree(repo)
+
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["write", "remove", "mkdir", "rmtree", "rename", "ignored"]),
+        st.sampled_from(["a", "b", "x/c", "x/y/d", "z"]),
+        st.binary(max_size=8),
+    ),
+    max_size=12,
+)
+
+
+def apply(root: Path, op: str, name: str, data: bytes) -> None:
+    path = root / name
+    try:
+        if op == "write":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        elif op == "remove":
+            path.unlink()
+        elif op == "mkdir":
+            (path.parent / (path.name + "_dir") / "f").parent.mkdir(parents=True, exist_ok=True)
+            (path.parent / (path.name + "_dir") / "f").write_bytes(data)
+        elif op == "rmtree":
+            shutil.rmtree(path.parent if path.parent != root else root / "x")
+        elif op == "rename":
+            path.rename(root / (name.replace("/", "_") + "_renamed"))
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            (path.parent / (path.name + ".log")).write_bytes(data)
+    except OSError:
+        pass  # the op made no sense on this tree (a file is gone, a folder is a file)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(rounds=st.lists(OPS, min_size=1, max_size=3))
+async def test_a_dirty_set_snapshot_is_the_whole_scan(
+    tmp_path_factory: pytest.TempPathFactory, rounds: list[list[tuple[str, str, bytes]]]
+) -> None:
+    base = tmp_path_factory.mktemp("prop")
+    root = base / "root"
+    root.mkdir()
+    (root / ".gitignore").write_text("*.log\n")
+    repo = repo_for(root, base / "data")
+    await repo.snapshot()
+    try:
+        for ops in rounds:
+            for op in ops:
+                apply(root, *op)
+            assert await repo.snapshot() == await scanned_tree(repo), ops
+    finally:
+        repo.close()
+
+
+async def test_an_overflow_or_a_watch_limit_makes_the_snapshot_scan(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = repo_for(folder, tmp_path / "data")
+    first = await repo.snapshot()
+    assert repo._watch is not None
+    from inotify_simple import Event, flags
+
+    queued = [[Event(-1, flags.Q_OVERFLOW, 0, "")]]  # what the kernel queues when it overflows
+    monkeypatch.setattr(
+        repo._watch._notify, "read", lambda timeout=None: queued.pop() if queued else []
+    )
+    (folder / "b.txt").write_text("changed while the queue overflowed\n")
+    calls = git_calls(repo, monkeypatch)
+    second = await repo.snapshot()
+    assert calls == ["add", "write-tree"]  # the whole scan: `add --all -- .`
+    assert [d.path for d in await repo.deltas(first, second)] == [str(folder / "b.txt")]
+    repo.close()
+
+    def no_room(self: Any, path: str, mask: int) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    from inotify_simple import INotify
+
+    monkeypatch.setattr(INotify, "add_watch", no_room)
+    other = repo_for(folder, tmp_path / "other")
+    before = await other.snapshot()
+    assert other.watch_note is not None and "max_user_watches" in other.watch_note
+    (folder / "src" / "a.py").write_text("still seen\n")
+    after = await other.snapshot()
+    assert [d.path for d in await other.deltas(before, after)] == [str(folder / "src" / "a.py")]
+
+
+def tree_digest(path: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(path.rglob("*"))
+        if p.is_file()
+    }
+
+
+def git(folder: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "u",
+        "GIT_AUTHOR_EMAIL": "u@x",
+        "GIT_COMMITTER_NAME": "u",
+        "GIT_COMMITTER_EMAIL": "u@x",
+    }
+    return subprocess.run(
+        ["git", "-C", str(folder), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout
+
+
+async def test_a_checkouts_first_snapshot_borrows_the_users_objects_and_index(
+    folder: Path, tmp_path: Path
+) -> None:
+    git(folder, "init", "-q")
+    git(folder, "add", "-A")
+    git(folder, "commit", "-qm", "first")
+    (folder / "b.txt").write_text("bee, the user's unsaved change\n")
+    (folder / "untracked.py").write_text("u = 1\n")
+    user_git = tree_digest(folder / ".git")
+    repo = repo_for(folder, tmp_path / "data")
+    first = await repo.snapshot()
+    assert repo.borrowed == str(folder / ".git")
+    alternates = repo.git_dir / "objects" / "info" / "alternates"
+    assert alternates.read_text().strip() == str(folder / ".git" / "objects")
+    # only the changed and the untracked file were hashed into the shadow store
+    loose = list((repo.git_dir / "objects").glob("??/*"))
+    assert {blob_id(b"bee, the user's unsaved change\n"), blob_id(b"u = 1\n")} <= {
+        p.parent.name + p.name for p in loose
+    }
+    assert blob_id(b"a = 1\n") not in {p.parent.name + p.name for p in loose}
+    # an agent changes a clean file: its "before" is the blob at HEAD, from the user's objects
+    (folder / "src" / "a.py").write_text("a = 2\n")
+    second = await repo.snapshot()
+    [delta] = await repo.deltas(first, second)
+    assert await repo.blob(delta.before or "") == b"a = 1\n"
+    assert tree_digest(folder / ".git") == user_git  # the user's repository is never written
+    assert second == await scanned_tree(repo)
+
+
+async def test_a_subfolder_of_a_checkout_borrows_nothing(folder: Path, tmp_path: Path) -> None:
+    git(folder, "init", "-q")
+    git(folder, "add", "-A")
+    git(folder, "commit", "-qm", "first")
+    repo = repo_for(folder / "src", tmp_path / "data")
+    await repo.snapshot()
+    assert repo.borrowed is None
+    assert not (repo.git_dir / "objects" / "info" / "alternates").exists()
+
+
+def test_a_network_file_system_is_scanned(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(watch, "_fs_type", lambda path: "nfs4")
+    with pytest.raises(watch.WatchUnavailable, match="network file system"):
+        watch.DirtyWatch(str(tmp_path))
