@@ -9,7 +9,7 @@ import * as vscode from "vscode";
 import type { LanguageClient } from "vscode-languageclient/node";
 import {
   InstallError,
-  PYTHON_CANDIDATES,
+  canRun,
   findOnPath,
   findPython,
   installVenv,
@@ -18,10 +18,10 @@ import {
   shippedWheel,
   stamped,
   uvArgs,
-  venvExecutable,
   versionMismatch,
   writeStamp,
 } from "./serverInstall";
+import { commandLine, findTool, pythonSearch, venvExecutable } from "./serverLocations";
 import { SECTION, resolveServerCommand, type ServerCommand, type Settings } from "./settings";
 import { expandContext } from "./vscodeSettings";
 
@@ -60,12 +60,12 @@ export async function serverCommand(
   }
   const wheel = await shippedWheel(place.extensionPath, version);
   if (wheel === undefined) {
-    output.warn(`no acp-lsp ${version} wheel in ${place.extensionPath}/server (a development build): running ${configured.command}`);
+    output.warn(`no acp-lsp ${version} wheel in ${path.join(place.extensionPath, "server")} (a development build): running ${configured.command}`);
     return configured;
   }
   const storage = place.globalStorageUri.fsPath;
   try {
-    const uv = await findOnPath("uv", env);
+    const uv = findTool("uv", process.platform, env, canRun);
     if (uv !== undefined) {
       const viaUv = await once(`uv ${version}`, () => prepareUv(uv, wheel, version, storage, env, output));
       if (viaUv) {
@@ -133,13 +133,14 @@ async function prepareVenv(
   env: NodeJS.ProcessEnv,
   output: vscode.LogOutputChannel,
 ): Promise<string> {
-  const exe = venvExecutable(venv, "acp-lsp");
+  const exe = venvExecutable(venv, "acp-lsp", process.platform);
   if (await stamped(venv, version)) {
     return exe;
   }
   const configured = vscode.workspace.getConfiguration(SECTION).get<string>("server.python", "").trim();
-  const python = await findPython(configured !== "" ? [configured] : PYTHON_CANDIDATES, env);
-  output.info(`installing acp-lsp ${version} into ${venv} with ${python.command} (Python ${python.version})`);
+  const search = configured !== "" ? [{ command: configured, args: [] }] : pythonSearch(process.platform, env);
+  const python = await findPython(search, env);
+  output.info(`installing acp-lsp ${version} into ${venv} with ${commandLine(python)} (Python ${python.version})`);
   return withProgress(`ACP: installing the acp-lsp server ${version}`, () =>
     installVenv(python, venv, wheel, version, env, lineLog(output)),
   );

@@ -1,19 +1,37 @@
 // The server that comes with the extension (issue 28): the acp-lsp wheel shipped in the .vsix
 // (server/acp_lsp-<version>-py3-none-any.whl) run by `uv tool run` when uv is on PATH, else
 // installed with pip into a private venv in the extension's global storage. Node only (no
-// `vscode`), so the choices are unit-tested; bootstrap.ts adds progress and messages.
+// `vscode`), so the choices are unit-tested; bootstrap.ts adds progress and messages. Where
+// things are on each platform is serverLocations.ts.
 
 import { execFile } from "node:child_process";
-import { constants } from "node:fs";
-import { access, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { accessSync, constants } from "node:fs";
+import { readFile, readdir, rm, writeFile } from "node:fs/promises";
 import * as path from "node:path";
+import {
+  type Env,
+  type Exists,
+  type PythonCommand,
+  commandLine,
+  lookPath,
+  pythonAdvice,
+  pythonCommands,
+  searched,
+  venvExecutable,
+} from "./serverLocations";
 
 export const MIN_PYTHON = [3, 11] as const;
-/** Interpreters tried in order when none is configured (newest first). */
-export const PYTHON_CANDIDATES = ["python3.14", "python3.13", "python3.12", "python3.11", "python3", "python"];
 const STAMP = "acp-lsp-version";
 
-type Env = Record<string, string | undefined>;
+/** The real file system's check: the file is there and may be run. */
+export const canRun: Exists = (file) => {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 export interface RunResult {
   code: number | null;
@@ -46,21 +64,13 @@ export function run(
 }
 
 /** The executable `name` on the PATH of `env`, or undefined. */
-export async function findOnPath(name: string, env: Env, platform = process.platform): Promise<string | undefined> {
-  const dirs = (env.PATH ?? env.Path ?? "").split(path.delimiter).filter((d) => d !== "");
-  const exts = platform === "win32" ? (env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";").map((e) => e.toLowerCase()) : [""];
-  for (const dir of dirs) {
-    for (const ext of exts) {
-      const candidate = path.join(dir, name + ext);
-      try {
-        await access(candidate, constants.X_OK);
-        return candidate;
-      } catch {
-        // not here
-      }
-    }
-  }
-  return undefined;
+export async function findOnPath(
+  name: string,
+  env: Env,
+  platform: string = process.platform,
+  exists: Exists = canRun,
+): Promise<string | undefined> {
+  return Promise.resolve(lookPath(name, platform, env, exists));
 }
 
 /** The wheel of exactly `version` shipped in the extension, or undefined (a development build). */
@@ -94,10 +104,6 @@ export function uvArgs(wheel: string, args: string[], offline = false): string[]
   return ["tool", "run", ...(offline ? ["--offline"] : []), "--from", wheel, "acp-lsp", ...args];
 }
 
-export function venvExecutable(venv: string, name: string, platform = process.platform): string {
-  return platform === "win32" ? path.join(venv, "Scripts", `${name}.exe`) : path.join(venv, "bin", name);
-}
-
 export function lastLines(text: string, count: number): string {
   return text.trimEnd().split(/\r?\n/).slice(-count).join("\n");
 }
@@ -122,39 +128,39 @@ export class InstallError extends Error {
   }
 }
 
-export interface Python {
-  command: string;
+export interface Python extends PythonCommand {
   version: string;
 }
 
 // venv and ensurepip: Debian's python3 without python3-venv has the first, not the second.
 const PROBE = "import sys, venv, ensurepip; print('%d.%d' % sys.version_info[:2])";
 
-/** The first interpreter of `candidates` that is 3.11+ and can make a venv with pip. */
-export async function findPython(candidates: string[], env: Env): Promise<Python> {
+/** The first Python of `search` (see pythonSearch) that is 3.11+ and can make a venv with pip. */
+export async function findPython(
+  search: PythonCommand[],
+  env: Env,
+  platform: string = process.platform,
+  exists: Exists = canRun,
+): Promise<Python> {
   const tried: string[] = [];
-  for (const name of candidates) {
-    const command = path.isAbsolute(name) ? name : await findOnPath(name, env);
-    if (command === undefined) {
-      continue;
-    }
-    const probe = await run(command, ["-c", PROBE], { env, timeoutMs: 30_000 });
+  for (const python of pythonCommands(search, platform, env, exists)) {
+    const probe = await run(python.command, [...python.args, "-c", PROBE], { env, timeoutMs: 30_000 });
     const version = /^(\d+)\.(\d+)\s*$/m.exec(probe.output);
     if (probe.code !== 0 || version === null) {
-      tried.push(`${command} (no venv/ensurepip: ${lastLines(probe.output, 1)})`);
+      tried.push(`${commandLine(python)} (no venv/ensurepip: ${lastLines(probe.output, 1)})`);
       continue;
     }
     const [major, minor] = [Number(version[1]), Number(version[2])];
     if (major < MIN_PYTHON[0] || (major === MIN_PYTHON[0] && minor < MIN_PYTHON[1])) {
-      tried.push(`${command} (${major}.${minor})`);
+      tried.push(`${commandLine(python)} (${major}.${minor})`);
       continue;
     }
-    return { command, version: `${major}.${minor}` };
+    return { ...python, version: `${major}.${minor}` };
   }
-  const found = tried.length > 0 ? `found only ${tried.join(", ")}` : `none of ${candidates.join(", ")} is on PATH`;
+  const found = tried.length > 0 ? `found only ${tried.join(", ")}` : searched(search, platform);
   throw new InstallError(
     `the acp-lsp server needs uv or Python ${MIN_PYTHON.join(".")}+ with venv: ${found}. ` +
-      `Install uv or Python ${MIN_PYTHON.join(".")}+ (Debian/Ubuntu: python3-venv), or set "acpLsp.server.python".`,
+      `Install uv or Python ${MIN_PYTHON.join(".")}+ (${pythonAdvice(platform)}), or set "acpLsp.server.python".`,
   );
 }
 
@@ -169,19 +175,19 @@ export async function installVenv(
   log: (text: string) => void,
 ): Promise<string> {
   await rm(venv, { recursive: true, force: true });
-  const made = await run(python.command, ["-m", "venv", venv], { env, onOutput: log });
+  const made = await run(python.command, [...python.args, "-m", "venv", venv], { env, onOutput: log });
   if (made.code !== 0) {
-    throw new InstallError(`${python.command} -m venv failed (exit ${made.code})`, lastLines(made.output, 5));
+    throw new InstallError(`${commandLine(python)} -m venv failed (exit ${made.code})`, lastLines(made.output, 5));
   }
   const pip = await run(
-    venvExecutable(venv, "python"),
+    venvExecutable(venv, "python", process.platform),
     ["-m", "pip", "install", "--disable-pip-version-check", "--no-input", wheel],
     { env, onOutput: log },
   );
   if (pip.code !== 0) {
     throw new InstallError(`pip install of acp-lsp ${version} failed (exit ${pip.code})`, lastLines(pip.output, 5));
   }
-  const exe = venvExecutable(venv, "acp-lsp");
+  const exe = venvExecutable(venv, "acp-lsp", process.platform);
   const check = await run(exe, ["--version"], { env, timeoutMs: 60_000, onOutput: log });
   if (parseVersion(check.output) !== version) {
     throw new InstallError(`the installed acp-lsp does not run as version ${version}`, lastLines(check.output, 5));

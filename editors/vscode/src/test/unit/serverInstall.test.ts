@@ -12,10 +12,11 @@ import {
   shippedWheel,
   stamped,
   uvArgs,
-  venvExecutable,
   versionMismatch,
   writeStamp,
 } from "../../serverInstall";
+
+const named = (...commands: string[]) => commands.map((command) => ({ command, args: [] }));
 
 let dir = "";
 
@@ -72,18 +73,30 @@ describe("the server that comes with the extension", () => {
     await fake("py", "python3", "3.10");
     await fake("py", "python", "No module named ensurepip", 1);
     const env = { PATH: path.join(dir, "py") };
-    assert.deepEqual(await findPython(["python3.13", "python3.12", "python3"], env), {
+    assert.deepEqual(await findPython(named("python3.13", "python3.12", "python3"), env), {
       command: path.join(dir, "py", "python3.12"),
+      args: [],
       version: "3.12",
     });
-    await assert.rejects(findPython(["python3", "python"], env), (error: unknown) => {
+    await assert.rejects(findPython(named("python3", "python"), env), (error: unknown) => {
       assert.ok(error instanceof InstallError);
       assert.match(error.message, /needs uv or Python 3\.11\+/);
       assert.match(error.message, /python3 \(3\.10\)/);
       assert.match(error.message, /no venv\/ensurepip: No module named ensurepip/);
       return true;
     });
-    await assert.rejects(findPython(["python3.99"], env), /none of python3\.99 is on PATH/);
+    await assert.rejects(findPython(named("python3.99"), env), /none of python3\.99 is on PATH/);
+    await assert.rejects(findPython(named(path.join(dir, "nowhere", "python3")), env), /nowhere\/python3 does not exist/);
+  });
+
+  test("a launcher's arguments come before the probe's (py -3)", async () => {
+    await mkdir(path.join(dir, "launcher"), { recursive: true });
+    const py = path.join(dir, "launcher", "py");
+    await writeFile(py, `#!/bin/sh\n[ "$1" = -3 ] && [ "$2" = -c ] && echo 3.13 && exit 0\necho "wrong args: $*"\nexit 1\n`);
+    await chmod(py, 0o755);
+    const env = { PATH: path.join(dir, "launcher") };
+    assert.deepEqual(await findPython([{ command: "py", args: ["-3"] }], env), { command: py, args: ["-3"], version: "3.13" });
+    await assert.rejects(findPython(named("py"), env), /py \(no venv\/ensurepip: wrong args: -c/);
   });
 
   test("a stamp marks an install of one version; another version installs anew", async () => {
@@ -93,11 +106,6 @@ describe("the server that comes with the extension", () => {
     await writeStamp(venv, "0.1.0");
     assert.equal(await stamped(venv, "0.1.0"), true);
     assert.equal(await stamped(venv, "0.2.0"), false);
-  });
-
-  test("venv executables by platform", () => {
-    assert.equal(venvExecutable("/v", "acp-lsp", "linux"), path.join("/v", "bin", "acp-lsp"));
-    assert.equal(venvExecutable("/v", "acp-lsp", "win32"), path.join("/v", "Scripts", "acp-lsp.exe"));
   });
 
   test("versions: parsed from --version; a mismatch is a warning naming both", () => {
