@@ -201,6 +201,9 @@ class Settings(_Model):
     track_disk: bool = True
     """Snapshot the session folder around tool calls (a shadow git repository under the data
     dir), so changes agents make on disk reach open buffers and the review list."""
+    watch_files: bool = True
+    """Follow the tracked folders' changes with a file watcher (Linux inotify), so snapshots
+    cost what changed; off, every snapshot scans the folder."""
     cancel_grace_s: float = 10.0
     """After acp/cancel, how long an agent may take to end the turn before it is stopped."""
 

@@ -90,13 +90,14 @@ def shadow_dir(data_dir: Path, root: str) -> Path:
 class ShadowRepo:
     """The snapshots of one folder. Calls are serialised: git's index takes one writer."""
 
-    def __init__(self, root: str, git_dir: Path) -> None:
+    def __init__(self, root: str, git_dir: Path, *, watch: bool = True) -> None:
         self.root = os.path.realpath(root)
         self.git_dir = git_dir
         self._lock = asyncio.Lock()
         self._ready = False
         self._refused: str | None = None  # why this folder is not tracked, once known
         self._watch: DirtyWatch | None = None
+        self._watching = watch
         self._tree: str | None = None  # the index's tree, as the last snapshot wrote it
         self.watch_note: str | None = None
         """Why no watcher covers this folder (every snapshot scans it), once known."""
@@ -176,6 +177,9 @@ class ShadowRepo:
 
     def _start_watch(self) -> None:
         """Before the first scan: a change made during it is in the next dirty set."""
+        if not self._watching:
+            self.watch_note = "file watching is off (watchFiles = false)"
+            return
         try:
             self._watch = DirtyWatch(self.root, skip=[str(self.git_dir.parent.parent)])
         except WatchUnavailable as exc:

@@ -80,6 +80,7 @@ class DiskSync:
         warn: Callable[[str], None],
         sandbox: Callable[[Session], Sandbox],
         enabled: Callable[[], bool],
+        watch: Callable[[], bool] = lambda: True,
         plain: Callable[[], bool],
         tasks: TaskOwner,
     ) -> None:
@@ -91,6 +92,7 @@ class DiskSync:
         self._warn = warn
         self._sandbox = sandbox
         self._enabled = enabled
+        self._watch = watch
         self._buffers = DiskBuffers(files, warn, plain)
         self._tasks = tasks
         self._repos: dict[str, ShadowRepo] = {}
@@ -170,7 +172,8 @@ class DiskSync:
         """The shadow repository of folder ``root`` (a real path)."""
         repo = self._repos.get(root)
         if repo is None:
-            repo = self._repos[root] = ShadowRepo(root, shadow_dir(data_dir(os.environ), root))
+            git_dir = shadow_dir(data_dir(os.environ), root)
+            repo = self._repos[root] = ShadowRepo(root, git_dir, watch=self._watch())
         return repo
 
     async def disk_written(
@@ -219,7 +222,8 @@ class DiskSync:
     ) -> None:
         tree = await tracker.repo.snapshot()
         note = tracker.repo.watch_note
-        if note is not None and tracker.repo.root not in self._scanned and sys.platform == "linux":
+        said = tracker.repo.root in self._scanned or not self._watch()  # off: the user knows
+        if note is not None and not said and sys.platform == "linux":
             self._scanned.add(tracker.repo.root)  # said once: every snapshot scans this folder
             self._warn(f"acp-lsp: {note}; changes on disk are found by scanning it instead")
         if tracker.tree is not None and tracker.tree != tree:

@@ -101,6 +101,7 @@ class EditorSide:
             warn=lambda msg: self.show_message(msg, "warning"),
             sandbox=self.sandbox,
             enabled=lambda: self.server.settings.track_disk,
+            watch=lambda: self.server.settings.watch_files,
             plain=lambda: not any(self.server.protocol.client_acp.values()),
             tasks=self.server.tasks,
         )
