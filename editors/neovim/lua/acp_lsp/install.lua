@@ -3,7 +3,9 @@
 --- a private venv, stdpath('data')/acp-lsp/venv: made by uv when it is on PATH, else by
 --- Python 3.11+'s venv + pip. The lazy.nvim `build`
 --- step, `:Acp install` and the first start without a server run it; with no `cmd` in
---- setup() the plugin uses this server before any acp-lsp on PATH.
+--- setup() the plugin uses this server before any acp-lsp on PATH. Where Python, uv and the
+--- venv's programs are on each platform is acp_lsp.locate.
+local locate = require('acp_lsp.locate')
 local log = require('acp_lsp.log')
 local version = require('acp_lsp.version')
 
@@ -11,7 +13,15 @@ local M = {}
 
 M.MIN_PYTHON = '3.11'
 
-local WIN = vim.fn.has('win32') == 1
+--- The platform the installer decides for (tests set another).
+M.sysname = vim.uv.os_uname().sysname
+
+--- The real file system's check for acp_lsp.locate.
+---@param file string
+---@return boolean
+local function runnable(file)
+  return vim.fn.executable(file) == 1
+end
 
 --- The repository root: this file is <root>/editors/neovim/lua/acp_lsp/install.lua.
 ---@return string
@@ -30,7 +40,7 @@ function M.venv()
 end
 
 local function bin(name)
-  return vim.fs.joinpath(M.venv(), WIN and 'Scripts' or 'bin', name .. (WIN and '.exe' or ''))
+  return locate.venv_bin(M.venv(), name, M.sysname)
 end
 
 --- The installed server's executable (it may not exist).
@@ -71,10 +81,10 @@ function M.needed()
   return type(cmd) == 'table' and vim.fn.executable(cmd[1]) == 0
 end
 
-local function python_version(exe)
+local function python_version(python)
   local ok, proc = pcall(
     vim.system,
-    { exe, '-c', 'import sys; print("%d.%d" % sys.version_info[:2])' },
+    vim.list_extend(vim.deepcopy(python), { '-c', 'import sys; print("%d.%d" % sys.version_info[:2])' }),
     { text = true }
   )
   if not ok then
@@ -84,18 +94,18 @@ local function python_version(exe)
   return res.code == 0 and vim.trim(res.stdout or '') or nil
 end
 
---- The first Python 3.11+ on PATH; else nil and what was found instead.
----@return string? exe, string[] seen
+--- The first Python 3.11+ (locate.python_search: PATH, and on Windows `py -3` and python.org's
+--- folders, on macOS Homebrew's and python.org's); else nil and what was found instead.
+---@return string[]? python the command line (`{ 'C:/Windows/py.exe', '-3' }`), string[] seen
 function M.find_python()
   local seen = {}
-  for _, name in ipairs({ 'python3', 'python3.14', 'python3.13', 'python3.12', 'python3.11', 'python' }) do
-    if vim.fn.executable(name) == 1 then
-      local found = python_version(name)
-      if found and vim.version.ge(found, M.MIN_PYTHON) then
-        return vim.fn.exepath(name), seen
-      end
-      table.insert(seen, ('%s is %s'):format(name, found or 'not runnable'))
+  local search = locate.python_search(M.sysname, vim.env)
+  for _, python in ipairs(locate.pythons(search, M.sysname, vim.env, runnable)) do
+    local found = python_version(python.cmd)
+    if found and vim.version.ge(found, M.MIN_PYTHON) then
+      return python.cmd, seen
     end
+    table.insert(seen, ('%s is %s'):format(python.label, found or 'not runnable'))
   end
   return nil, seen
 end
@@ -119,8 +129,8 @@ end
 ---@return {method: string, steps: string[][]}? plan, string? err
 function M.plan()
   local source, venv = M.source(), M.venv()
-  local uv = vim.fn.exepath('uv')
-  if uv ~= '' then
+  local uv = locate.find_tool('uv', M.sysname, vim.env, runnable)
+  if uv then
     -- --reinstall-package: a checkout updated at the same version is installed again.
     return {
       method = 'uv',
@@ -142,17 +152,19 @@ function M.plan()
   end
   local python, seen = M.find_python()
   if not python then
+    local advice = locate.python_advice(M.sysname)
     return nil,
-      ('it needs uv or Python %s+ on PATH, and there is neither%s'):format(
+      ('it needs uv or Python %s+ on PATH, and there is neither%s%s'):format(
         M.MIN_PYTHON,
-        #seen > 0 and (' (' .. table.concat(seen, ', ') .. ')') or ''
+        #seen > 0 and (' (' .. table.concat(seen, ', ') .. ')') or '',
+        advice and ('; install ' .. advice) or ''
       )
   end
   -- pip installs a local directory again even at the same version.
   return {
     method = 'venv',
     steps = {
-      { python, '-m', 'venv', venv },
+      vim.list_extend(vim.deepcopy(python), { '-m', 'venv', venv }),
       { bin('python'), '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', source },
     },
   }
