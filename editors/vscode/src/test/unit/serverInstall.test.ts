@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -7,6 +7,7 @@ import {
   InstallError,
   findOnPath,
   findPython,
+  installVenv,
   lastLines,
   parseVersion,
   shippedWheel,
@@ -97,6 +98,35 @@ describe("the server that comes with the extension", () => {
     const env = { PATH: path.join(dir, "launcher") };
     assert.deepEqual(await findPython([{ command: "py", args: ["-3"] }], env), { command: py, args: ["-3"], version: "3.13" });
     await assert.rejects(findPython(named("py"), env), /py \(no venv\/ensurepip: wrong args: -c/);
+  });
+
+  test("installVenv makes the venv with the launcher's arguments, then uses the venv's own programs", async () => {
+    // A stand-in `py`: for `-3 -m venv DIR` it makes DIR/bin/python (logs pip's arguments) and
+    // DIR/bin/acp-lsp (says its version).
+    const py = path.join(dir, "launcher", "py-venv");
+    await mkdir(path.dirname(py), { recursive: true });
+    await writeFile(
+      py,
+      [
+        "#!/bin/sh",
+        '[ "$1 $2 $3" = "-3 -m venv" ] || { echo "wrong args: $*"; exit 1; }',
+        'mkdir -p "$4/bin"',
+        `printf '#!/bin/sh\necho "$*" >> "%s/pip.log"\n' "$4" > "$4/bin/python"`,
+        `printf '#!/bin/sh\necho "acp-lsp 0.1.0"\n' > "$4/bin/acp-lsp"`,
+        'chmod +x "$4/bin/python" "$4/bin/acp-lsp"',
+        "",
+      ].join("\n"),
+    );
+    await chmod(py, 0o755);
+    const venv = path.join(dir, "made-venv");
+    const exe = await installVenv({ command: py, args: ["-3"], version: "3.13" }, venv, "/w/acp_lsp-0.1.0.whl", "0.1.0", { PATH: process.env.PATH }, () => {});
+    assert.equal(exe, path.join(venv, "bin", "acp-lsp"));
+    assert.equal(await stamped(venv, "0.1.0"), true);
+    assert.match(await readFile(path.join(venv, "pip.log"), "utf8"), /^-m pip install .*\/w\/acp_lsp-0\.1\.0\.whl$/m);
+    await assert.rejects(
+      installVenv({ command: py, args: [], version: "3.13" }, venv, "/w/a.whl", "0.1.0", { PATH: process.env.PATH }, () => {}),
+      /py-venv -m venv failed \(exit 1\)/,
+    );
   });
 
   test("a stamp marks an install of one version; another version installs anew", async () => {
