@@ -171,7 +171,7 @@ export function searched(search: PythonCommand[], platform: string): string {
   const files = search.filter((c) => p.isAbsolute(c.command)).map((c) => c.command);
   const parts = names.length > 0 ? [`none of ${names.join(", ")} is on PATH`] : [];
   if (files.length > 0 && files.length <= 2) {
-    parts.push(`${files.join(" and ")} ${files.length > 1 ? "do" : "does"} not exist`);
+    parts.push(`${files.join(" and ")} ${files.length > 1 ? "are" : "is"} not there (or cannot run)`);
   } else if (files.length > 2) {
     parts.push(`no Python is in ${[...new Set(files.map((f) => p.dirname(f)))].join(", ")}`);
   }
