@@ -17,6 +17,8 @@ from acp_lsp.backends.wire import AgentGone, AgentProcess, RpcError, describe_ex
 from acp_lsp.config import AgentConfig, agent_environment
 from acp_lsp.secret_store import SecretStore
 
+CLAUDE_PACKAGE = "@agentclientprotocol/claude-agent-acp"
+
 JsonObject = dict[str, Any]
 
 
@@ -72,6 +74,20 @@ class AcpAgent(Backend):
     @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.alive
+
+    def forks_at_messages(self) -> bool:
+        """Whether ``session/fork`` honours a fork point (``_meta.jetbrains.air.fork``, an
+        extension of claude-agent-acp since 0.101, read from its package; it advertises it to
+        no one, so its name and version tell). Another agent would fork at the latest message
+        and the rewound prompt would reach it again."""
+        info = self.init_result.get("agentInfo")
+        if not isinstance(info, dict) or info.get("name") != CLAUDE_PACKAGE:
+            return False
+        try:
+            version = tuple(int(part) for part in str(info.get("version")).split(".")[:2])
+        except ValueError:
+            return False
+        return version >= (0, 101)
 
     def info(self) -> AgentInfo:
         agent_info = self.init_result.get("agentInfo")

@@ -1,14 +1,16 @@
 """``acp/rewindSession``: a new session holding the conversation before one user message.
 
-The original session is left as it was. The new one is a new agent session (same agent,
-folder and mode) primed with the transcript before that message, as a stored session is
-resumed when its agent cannot load it: the rewound message and everything after it never
-reach the agent again. Where the user asks, the files first go back to that message's
-checkpoint (``checkpoint_restore``).
+The original session is left as it was. Where the agent forks at a message (claude-agent-acp)
+the new one is its fork at the answer before that message; elsewhere a new agent session
+(same agent, folder and mode) primed with the transcript before that message, as a stored
+session is resumed when its agent cannot load it. Either way the rewound message and
+everything after it never reach the agent again. Where the user asks, the files first go
+back to that message's checkpoint (``checkpoint_restore``).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from acp_lsp import protocol as p
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from acp_lsp.hub import Hub
 
 JsonObject = dict[str, Any]
+log = logging.getLogger(__name__)
 
 
 def before_message(snapshot: JsonObject, index: int) -> JsonObject:
@@ -64,12 +67,30 @@ async def rewind(
         )
     restored = await restorer.restore(source, message_index) if restore_files else None
     cut = before_message(source.snapshot(), message_index)
-    session = await hub.new_session(source.agent, source.cwd, source.additional_directories)
-    session.restore(cut)
-    session.title = source.title
+    session = await _forked(hub, source, cut)
+    if session is None:
+        session = await hub.new_session(source.agent, source.cwd, source.additional_directories)
+        session.restore(cut)
+        session.title = source.title
+        if cut["messages"]:
+            session.primer = [primer(cut)]
     session.checkpoints = source.checkpoints.until(ordinal)
     session.rewound_from = {"sessionId": session_id, "messageIndex": message_index}
-    if cut["messages"]:
-        session.primer = [primer(cut)]
     await hub.backend(source.agent).keep_mode(session, source.modes)
     return session, restored
+
+
+async def _forked(hub: Hub, source: Session, cut: JsonObject) -> Session | None:
+    """The agent's own fork at the answer before the rewound message, where it can fork at a
+    message (Claude: its prompt cache and its own record of tool results are kept); None
+    where it cannot, and the rewound session is primed instead."""
+    messages = cut["messages"]
+    last = messages[-1] if messages else {}
+    message_id = last.get("messageId") if last.get("role") == "agent" else None
+    if not isinstance(message_id, str) or message_id.startswith("acp-lsp:"):
+        return None
+    try:
+        return await hub.fork_session(source.session_id, message_id, cut)
+    except BackendError as exc:
+        log.info("rewind of %s primes a new session: %s", source.session_id, exc.message)
+        return None

@@ -85,6 +85,9 @@ async def test_restore_the_first_checkpoint_then_rewind(
 
     rewound = await editor.acp(p.ACP_REWIND_SESSION, {"sessionId": sid, "messageIndex": users[1]})
     editor.adopt(rewound)
+    # Claude forks at the answer before the rewound message, by its own means (its prompt
+    # cache kept); Codex and Qwen cannot, and start anew primed with the transcript
+    assert rewound.get("forkedFrom") == (sid if agent == "claude" else None), rewound.keys()
     await ended(editor, rewound["sessionId"], ANEW)
     sent = json.dumps(model.turn_requests()[-1].body)
     assert FIRST in sent and ANEW in sent, sent[-3000:]
