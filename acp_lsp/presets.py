@@ -86,6 +86,10 @@ PRODUCTION_AGENTS: tuple[ProductionAgent, ...] = (
             "OPENAI_API_KEY": "${env:OPENAI_API_KEY}",
             "OPENAI_BASE_URL": "${env:OPENAI_BASE_URL}",
             "OPENAI_MODEL": "${env:OPENAI_MODEL}",
+            # MCP servers (the editor's tools among them) connected before session/new answers:
+            # by default Qwen Code connects them in the background, and a first prompt sent
+            # at once reaches its model without them (read from its 0.24 package)
+            "QWEN_CODE_LEGACY_MCP_BLOCKING": "1",
         },
     ),
 )

@@ -183,6 +183,7 @@ def qwen_config(model: ModelServer, home: Path) -> JsonObject:
             "OPENAI_MODEL": QWEN_MODEL,
             "QWEN_USAGE_STATISTICS_ENABLED": "false",
             "QWEN_TELEMETRY_ENABLED": "false",
+            "QWEN_CODE_LEGACY_MCP_BLOCKING": "1",  # as the preset: MCP tools from the first prompt
         },
     }
 
