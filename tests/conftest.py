@@ -56,6 +56,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "production: runs a production agent (full run only, as FULL_ONLY files)"
     )
+    config.addinivalue_line(
+        "markers",
+        "heavy: a long test (soak, fuzz, 10 MB frames, a 300,000-file repository); full run only",
+    )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -38,12 +38,6 @@ JsonObject = dict[str, Any]
 CANCEL_GRACE_S = 0.5
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "heavy: a long reliability test (soak, fuzz, 10 MB frames); runs by default"
-    )
-
-
 def script(name: str) -> JsonObject:
     """A scripted-agent script from tests/reliability/scripts/NAME.json."""
     loaded: JsonObject = json.loads((SCRIPTS / f"{name}.json").read_text(encoding="utf-8"))
