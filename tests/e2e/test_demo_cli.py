@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -14,9 +15,11 @@ def test_demo_runs_a_whole_session_in_a_temporary_workspace(tmp_path: object) ->
     result = subprocess.run(
         [sys.executable, "-m", "acp_lsp", "demo", "--yes"],
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         timeout=110,
         stdin=subprocess.DEVNULL,
+        # UTF-8 as in a terminal: a pipe on Windows is the ANSI code page, which has no ✎
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
     )
     out = result.stdout
     assert result.returncode == 0, out + result.stderr

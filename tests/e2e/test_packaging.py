@@ -29,6 +29,8 @@ pytestmark = pytest.mark.timeout(600)
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("ACP_LSP_ARTIFACTS", ROOT / "artifacts")) / "dist"
 VSCODE_ARTIFACTS = ARTIFACTS.parent / "vscode"
+# where a venv keeps its programs
+VENV_BIN = "Scripts" if sys.platform == "win32" else "bin"
 
 
 # What pip, pipx and uv print when the package index cannot be reached.
@@ -91,19 +93,21 @@ def test_the_wheel_in_a_fresh_venv_runs_a_session(dist: Path, tmp_path: Path) ->
     (wheel,) = dist.glob("*.whl")
     venv = tmp_path / "venv"
     assert run(sys.executable, "-m", "venv", venv).returncode == 0
-    installed = run(venv / "bin" / "python", "-m", "pip", "install", "-q", wheel)
+    installed = run(venv / VENV_BIN / "python", "-m", "pip", "install", "-q", wheel)
     installed_or_skip(installed, "pip install <wheel>")
-    exe = venv / "bin" / "acp-lsp"
+    exe = venv / VENV_BIN / "acp-lsp"
     version = run(exe, "--version")
     assert version.stdout.strip() == f"acp-lsp {__version__}"
     workspace = tmp_path / "ws"
     workspace.mkdir()
     env = {
-        "PATH": f"{venv / 'bin'}:{os.environ['PATH']}",
+        "PATH": f"{venv / VENV_BIN}{os.pathsep}{os.environ['PATH']}",
         "HOME": str(tmp_path / "home"),
         "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
         "ACP_LSP_DATA_DIR": str(tmp_path / "data"),
         "ACP_DEMO_DELAY": "0",
+        # Windows programs need SYSTEMROOT (Winsock, under asyncio's event loop)
+        **{name: os.environ[name] for name in ("SYSTEMROOT",) if name in os.environ},
     }
     # not this checkout: the venv's own acp_lsp (cwd and PYTHONPATH point elsewhere)
     doctor = run(exe, "doctor", "--agent", "demo", env=env, cwd=workspace)
@@ -111,7 +115,7 @@ def test_the_wheel_in_a_fresh_venv_runs_a_session(dist: Path, tmp_path: Path) ->
     demo = next(line for line in doctor.stdout.splitlines() if "agent demo" in line)
     assert " ok " in demo and "session started" in demo
     where = run(
-        venv / "bin" / "python",
+        venv / VENV_BIN / "python",
         "-c",
         "import acp_lsp; print(acp_lsp.__file__)",
         env=env,
@@ -150,7 +154,8 @@ class User:
 
     def assert_acp_lsp_on_path_runs_a_session(self) -> None:
         self.env["PATH"] = f"{self.bin_dir}{os.pathsep}{self.env['PATH']}"
-        assert shutil.which("acp-lsp", path=self.env["PATH"]) == str(self.bin_dir / "acp-lsp")
+        found = shutil.which("acp-lsp", path=self.env["PATH"])  # acp-lsp.exe on Windows
+        assert found is not None and Path(found).with_suffix("") == self.bin_dir / "acp-lsp"
         assert_runs_a_session(self, ["acp-lsp"])
 
 

@@ -9,6 +9,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -163,6 +164,10 @@ def test_a_session_outside_the_started_roots_restarts_an_idle_agent_and_is_refus
     assert sandbox.roots() == [str(ws), str(other), str(third)]
 
 
+@pytest.mark.skipif(
+    sys.platform == "win32",
+    reason="'/' is the whole tree on POSIX only (Windows has no agent sandbox)",
+)
 def test_the_whole_tree_is_never_a_writable_root(tmp_path: Path) -> None:
     sandbox = AgentSandbox("a", agent(), lambda: ["/", str(tmp_path)], {})
     with pytest.raises(BackendError) as refused:
@@ -181,6 +186,7 @@ def fake_bwrap(tmp_path: Path, script: str) -> str:
     return str(path)
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="a #!/bin/sh script stands in for bwrap")
 def test_the_reason_bubblewrap_cannot_run_is_given(tmp_path: Path) -> None:
     with pytest.raises(SandboxUnavailable, match=r"'bwrap'\) not found on PATH"):
         probe("bwrap", path=str(tmp_path))
@@ -205,6 +211,11 @@ async def test_a_temp_directory_that_cannot_be_made_is_a_clear_reason(tmp_path: 
         await wrap(tmp_path, agent(), [], {"HOME": str(tmp_path), "PATH": os.environ["PATH"]})
 
 
+@pytest.mark.skipif(
+    sys.platform != "linux",
+    reason="the doctor's check of bubblewrap (Seatbelt on macOS, none on Windows: "
+    "tests/unit/test_platform_sandbox.py)",
+)
 def test_doctor_says_whether_the_sandbox_can_run(tmp_path: Path) -> None:
     missing = {"agents": {"demo": {"sandbox": "workspace", "bwrap": str(tmp_path / "none")}}}
     [row] = check_sandbox([missing])
@@ -283,7 +294,7 @@ def test_bubblewrap_confines_writes_as_this_user(shared_dir: Path) -> None:
 
 @needs_bwrap
 @pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    sys.platform != "linux" or os.geteuid() != 0 or shutil.which("setpriv") is None,
     reason="needs root and setpriv to run as an unprivileged user",
 )
 def test_bubblewrap_confines_writes_as_an_unprivileged_user(shared_dir: Path) -> None:

@@ -16,6 +16,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "bench" / "run.py"
+# The bridge's RSS and CPU time come from /proc (bench/clients/common.py), and the runner's
+# helpers ask os.sysconf at import, which Windows lacks.
+reads_proc = pytest.mark.skipif(
+    sys.platform != "linux", reason="measures the bridge through /proc (bench/clients/common.py)"
+)
+no_sysconf = pytest.mark.skipif(
+    sys.platform == "win32", reason="bench/clients/common.py calls os.sysconf (POSIX) at import"
+)
 TS_SDK = ROOT / ".cache" / "peers" / "ts-sdk" / "node_modules" / "@agentclientprotocol" / "sdk"
 
 
@@ -44,6 +52,7 @@ def no_errors(section: dict[str, Any], allowed: tuple[str, ...] = ()) -> None:
 
 
 @pytest.mark.timeout(300)
+@reads_proc
 def test_streaming_every_client_gets_every_byte_in_order(tmp_path: Path) -> None:
     section = run_quick("streaming", tmp_path)
     data = section["data"]
@@ -57,6 +66,7 @@ def test_streaming_every_client_gets_every_byte_in_order(tmp_path: Path) -> None
 
 
 @pytest.mark.timeout(300)
+@reads_proc
 def test_latency_stamps_arrive_in_order(tmp_path: Path) -> None:
     section = run_quick("latency", tmp_path)
     no_errors(section)
@@ -66,6 +76,7 @@ def test_latency_stamps_arrive_in_order(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(300)
+@reads_proc
 def test_flood_reaches_the_editor_whole_and_batched(tmp_path: Path) -> None:
     section = run_quick("flood", tmp_path)
     no_errors(section)
@@ -75,6 +86,7 @@ def test_flood_reaches_the_editor_whole_and_batched(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(300)
+@reads_proc
 def test_tool_heavy_turn_editor_copy_matches_the_snapshot(tmp_path: Path) -> None:
     section = run_quick("tools", tmp_path)
     no_errors(section)
@@ -84,12 +96,14 @@ def test_tool_heavy_turn_editor_copy_matches_the_snapshot(tmp_path: Path) -> Non
 
 
 @pytest.mark.timeout(300)
+@no_sysconf
 def test_edits_benchmark_runs(tmp_path: Path) -> None:
     section = run_quick("edits", tmp_path)
     assert all(case["edits"] >= 1 for case in section["data"]["cases"])
 
 
 @pytest.mark.timeout(300)
+@reads_proc
 def test_startup_measures_both_servers_and_the_demo_session(tmp_path: Path) -> None:
     section = run_quick("startup", tmp_path)
     no_errors(section)
@@ -98,6 +112,7 @@ def test_startup_measures_both_servers_and_the_demo_session(tmp_path: Path) -> N
 
 
 @pytest.mark.timeout(300)
+@reads_proc
 def test_memory_holds_every_session(tmp_path: Path) -> None:
     section = run_quick("memory", tmp_path)
     no_errors(section)
@@ -108,6 +123,7 @@ def test_memory_holds_every_session(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(300)
+@no_sysconf
 def test_checkpoints_restore_every_changed_file(tmp_path: Path) -> None:
     # the bench asserts each round's 100 files are back byte for byte
     data = run_quick("checkpoints", tmp_path)["data"]
@@ -116,6 +132,7 @@ def test_checkpoints_restore_every_changed_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(300)
+@no_sysconf
 def test_hunks_reach_the_buffer(tmp_path: Path) -> None:
     # the bench waits for the editor's document to read each undone text
     data = run_quick("hunks", tmp_path)["data"]

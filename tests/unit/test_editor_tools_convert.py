@@ -3,6 +3,7 @@ and the tool definitions an agent sees."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from acp_lsp.editor_tools import convert
 from acp_lsp.editor_tools.tools import BRIDGE_FALLBACK, TOOLS
 from acp_lsp.sandbox import Sandbox
 from tests.support.acp_lsp_schema import schema, validate
+from tests.support.platforms import needs_symlinks
 
 JsonObject = dict[str, Any]
 
@@ -87,6 +89,9 @@ def test_positions_become_zero_based_and_paths_uris(tmp_path: Path) -> None:
         validate("acp/editorTool", "params", {"sessionId": "s", "tool": tool, "arguments": {}})
 
 
+@pytest.mark.skipif(
+    sys.platform == "win32", reason="file:///ws/m.py is the path \\ws\\m.py on Windows"
+)
 def test_answers_become_one_based_with_paths_and_names() -> None:
     uri = "file:///ws/m.py"
     diagnostics = {
@@ -176,6 +181,7 @@ def test_a_null_or_odd_answer_is_an_empty_one(tool: str, empty: Any) -> None:
     assert convert.from_lsp(tool, {"unexpected": [1]}) == empty
 
 
+@needs_symlinks
 def test_paths_are_confined_like_fs_requests(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

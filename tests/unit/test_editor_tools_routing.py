@@ -11,6 +11,7 @@ from acp_lsp.config import load_settings
 from acp_lsp.editor_tools.router import EditorTools, _read_only
 from acp_lsp.sandbox import Sandbox
 from acp_lsp.session import Session
+from tests.support.platforms import needs_symlinks
 
 
 def tools_for(settings: dict[str, Any]) -> tuple[EditorTools, Any]:
@@ -63,6 +64,7 @@ def test_open_diff_is_refused_in_modes_that_forbid_edits(mode: str | None, refus
     assert _read_only(session) is refused
 
 
+@needs_symlinks
 def test_many_paths_are_judged_inside_or_out_as_one_path_is(tmp_path: Any) -> None:
     """Sandbox.inside (a workspace's answers, folder by folder) agrees with contains."""
     ws, other = tmp_path / "ws", tmp_path / "other"

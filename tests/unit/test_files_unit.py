@@ -177,7 +177,7 @@ async def test_a_user_typing_during_an_offloaded_merge_is_not_lost(
     """Past OFFLOAD_CHARS the plan is computed in a thread; if the user types meanwhile,
     the plan is stale and is made again from the new text."""
     path = tmp_path / "big.txt"
-    path.write_text(LINES, encoding="utf-8")
+    path.write_text(LINES, encoding="utf-8", newline="")
     editor = FakeEditor(tmp_path)
     editor.open(path, LINES)
     files, _, _ = make(editor)
@@ -203,7 +203,7 @@ async def test_a_user_typing_during_an_offloaded_merge_is_not_lost(
 
 async def test_a_conflict_refuses_without_touching_the_document(tmp_path: Path) -> None:
     path = tmp_path / "a.txt"
-    path.write_text(LINES, encoding="utf-8")
+    path.write_text(LINES, encoding="utf-8", newline="")
     editor = FakeEditor(tmp_path)
     editor.open(path, LINES)
     files, notices, saves = make(editor)
@@ -224,7 +224,7 @@ async def test_an_open_buffer_the_agent_never_read_keeps_its_unsaved_changes(
     """No read by this session: the base is the disk, so the buffer's unsaved edit is the
     user's and is merged with the agent's write."""
     path = tmp_path / "a.txt"
-    path.write_text(LINES, encoding="utf-8")
+    path.write_text(LINES, encoding="utf-8", newline="")
     editor = FakeEditor(tmp_path)
     editor.open(path, changed(LINES, 0, "unsaved"))
     files, _, saves = make(editor)
@@ -238,7 +238,7 @@ async def test_skipped_edit_is_refused_after_the_landing_wait(
 ) -> None:
     monkeypatch.setattr(files_mod, "LANDING_TIMEOUT_S", 0.05)
     path = tmp_path / "a.txt"
-    path.write_text(LINES, encoding="utf-8")
+    path.write_text(LINES, encoding="utf-8", newline="")
     editor = FakeEditor(tmp_path, document_changes=False)
     editor.open(path, LINES)
     editor.mode = "skip"

@@ -30,15 +30,15 @@ def test_a_snippet_is_found_before_and_after_it_lands(tmp_path: Path) -> None:
     f = tmp_path / "greet.py"
     old = "def greet(name):\n    return 'Hello, ' + name\n"
     new = "def greet(name):\n    return 'Hi, ' + name\n"
-    f.write_text(TEXT)
+    f.write_text(TEXT, newline="")
     assert edit_target(call(f, old, new)) == (str(f), 4)  # not the location's line 1
-    f.write_text(TEXT.replace(old, new))
+    f.write_text(TEXT.replace(old, new), newline="")
     assert edit_target(call(f, old, new)) == (str(f), 4)
 
 
 def test_claude_structured_patch_wins(tmp_path: Path) -> None:
     f = tmp_path / "greet.py"
-    f.write_text(TEXT)
+    f.write_text(TEXT, newline="")
     meta = {
         "claudeCode": {
             "toolResponse": {
@@ -58,7 +58,7 @@ def test_claude_structured_patch_wins(tmp_path: Path) -> None:
 
 def test_whole_file_and_new_file(tmp_path: Path) -> None:
     f = tmp_path / "a.txt"
-    f.write_text("1\n2\n3\n")
+    f.write_text("1\n2\n3\n", newline="")
     assert edit_target(call(f, "1\n2\n3\n", "1\n2\nthree\n")) == (str(f), 2)
     assert edit_target(call(f, None, "1\n2\n3\n")) == (str(f), 0)
 
@@ -67,5 +67,5 @@ def test_no_diff_or_no_file_is_not_an_edit_target(tmp_path: Path) -> None:
     assert edit_target({"toolCallId": "r", "locations": [{"path": str(tmp_path / "x")}]}) is None
     assert edit_target(call(tmp_path / "missing.py", "a", "b")) is None
     f = tmp_path / "b.txt"
-    f.write_text("unrelated\n")
+    f.write_text("unrelated\n", newline="")
     assert edit_target(call(f, "old snippet", "new snippet")) is None

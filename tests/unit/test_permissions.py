@@ -4,6 +4,7 @@ for every prompt, cancellation. The editor is a fake whose answers the test rele
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 import pytest
@@ -75,6 +76,12 @@ def locs(*paths: str) -> list[JsonObject]:
     return [{"path": path} for path in paths]
 
 
+# a rule's path is matched against the real path: on Windows /ws/src/a.py is C:\ws\src\a.py,
+# which "/ws/src/*" never matches
+posix_paths = pytest.mark.skipif(
+    sys.platform == "win32", reason="a /ws/... rule against /ws/... paths (C:\\ws\\... on Windows)"
+)
+
 SESSION = Session("s1", "demo", "/ws")
 OTHER = Session("s2", "demo", "/ws")
 
@@ -90,7 +97,12 @@ OTHER = Session("s2", "demo", "/ws")
         (PermissionRule(title="x"), call(title=None), False),
         # settings refuse a bad regex; one that gets past them anyway matches nothing
         (PermissionRule.model_construct(title="(unclosed"), call(), False),
-        (PermissionRule(path="/ws/src/*"), call(locations=locs("/ws/src/a.py")), True),
+        pytest.param(
+            PermissionRule(path="/ws/src/*"),
+            call(locations=locs("/ws/src/a.py")),
+            True,
+            marks=posix_paths,
+        ),
         # every location must match
         (
             PermissionRule(path="/ws/src/*"),
@@ -108,10 +120,11 @@ OTHER = Session("s2", "demo", "/ws")
             ),
             False,
         ),
-        (
+        pytest.param(
             PermissionRule(path="/ws/*"),
             call(content=[{"type": "diff", "path": "/ws/b", "newText": ""}]),
             True,
+            marks=posix_paths,
         ),
         # ".." cannot walk out of a path rule
         (PermissionRule(path="/ws/*"), call(locations=locs("/ws/../etc/passwd")), False),
@@ -127,6 +140,7 @@ def test_rule_matching(rule: PermissionRule, tool_call: JsonObject, matches: boo
     assert rule_matches(rule, tool_call) is matches
 
 
+@posix_paths
 async def test_rules_answer_without_asking_and_the_first_match_decides() -> None:
     editor = FakeEditor()
     rules = [

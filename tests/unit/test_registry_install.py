@@ -10,7 +10,13 @@ from __future__ import annotations
 import os
 import sys
 
+import pytest
+
 from acp_lsp.registry.install import _run
+
+pytestmark = pytest.mark.skipif(
+    sys.platform != "linux", reason="reads where fd 0 points from /proc/self/fd/0"
+)
 
 
 async def test_an_install_step_reads_dev_null_not_the_servers_stdin() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from acp_lsp.sandbox import MissingPathError, Sandbox, SandboxError
+from tests.support.platforms import needs_symlinks
 
 
 @pytest.fixture
@@ -61,6 +62,7 @@ def test_sibling_with_common_prefix_is_outside(tmp_path: Path) -> None:
         box.resolve(str(tmp_path / "work2" / "x.txt"))
 
 
+@needs_symlinks
 def test_symlink_inside_pointing_outside_is_refused(tree: dict[str, Path]) -> None:
     link = tree["work"] / "link"
     link.symlink_to(tree["outside"])
@@ -73,6 +75,7 @@ def test_symlink_inside_pointing_outside_is_refused(tree: dict[str, Path]) -> No
         box.resolve(str(file_link))
 
 
+@needs_symlinks
 def test_dangling_symlink_pointing_outside_is_refused(tree: dict[str, Path]) -> None:
     # Writing through it would create a file outside the workspace.
     link = tree["work"] / "new.txt"
@@ -82,6 +85,7 @@ def test_dangling_symlink_pointing_outside_is_refused(tree: dict[str, Path]) -> 
         box.resolve(str(link))
 
 
+@needs_symlinks
 def test_symlink_inside_pointing_inside_resolves_to_target(tree: dict[str, Path]) -> None:
     link = tree["work"] / "alias"
     link.symlink_to(tree["work"] / "src")
@@ -155,6 +159,7 @@ def test_missing_path_error_is_a_sandbox_error() -> None:
     assert issubclass(MissingPathError, SandboxError)
 
 
+@needs_symlinks
 def test_symlinked_root_accepts_both_spellings(tree: dict[str, Path], tmp_path: Path) -> None:
     root_link = tmp_path / "ws-link"
     root_link.symlink_to(tree["work"])

@@ -18,7 +18,7 @@ def folder(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     (root / "src").mkdir(parents=True)
     (root / "src" / "a.py").write_bytes(b"a = 1\r\n")  # CRLF stays CRLF
-    (root / "b.txt").write_text("bee\n")
+    (root / "b.txt").write_bytes(b"bee\n")  # (write_text would make it CRLF on Windows)
     return root
 
 
@@ -83,10 +83,10 @@ async def test_the_users_repository_and_ignored_files_are_left_alone(
 
 def test_disk_bases_keep_reads_fresh(tmp_path: Path) -> None:
     f = tmp_path / "f.py"
-    f.write_text("one\ntwo\nthree\n")
+    f.write_text("one\ntwo\nthree\n", newline="")  # as written, on Windows too
     bases = DiskBases()
     bases.opened(str(f), "one\ntwo\nthree\n")
-    f.write_text("one\nTWO\nthree\n")  # a shell command changed the disk
+    f.write_text("one\nTWO\nthree\n", newline="")  # a shell command changed the disk
     # a clean buffer is stale: the disk's text is what the agent must read
     assert bases.fresh(str(f), "one\ntwo\nthree\n") == "one\nTWO\nthree\n"
     # a dirty buffer: the disk's change with the user's edit on top
@@ -111,5 +111,6 @@ async def test_large_files_the_home_folder_and_the_disk_are_left_out(
     ]
 
     monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.setenv("USERPROFILE", str(folder))  # Windows' ~
     with pytest.raises(ShadowError, match="whole home folder"):
         await ShadowRepo(str(folder), tmp_path / "third").snapshot()

@@ -13,21 +13,18 @@ from typing import Any
 import pytest
 
 from acp_lsp.terminals import OutputBuffer, TerminalError, TerminalManager
+from tests.support.procs import running
 
 pytestmark = pytest.mark.timeout(20)
 
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
 PY = sys.executable
-
-
-def alive(pid: int) -> bool:
-    """Running (a zombie nobody reaped yet counts as dead)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
+# The commands below are POSIX programs (sh, echo, sleep, env, pwd, yes, head), and kill and
+# release end a terminal with SIGKILL: Windows has neither. The terminals that run Python
+# and the output buffer run everywhere.
+posix_commands = pytest.mark.skipif(
+    sys.platform == "win32", reason="POSIX commands (sh, echo, sleep, env, pwd) and SIGKILL"
+)
 
 
 async def eventually(condition: Callable[[], bool], what: str, timeout: float = 5.0) -> None:
@@ -67,6 +64,7 @@ async def manager(recorder: Recorder) -> AsyncIterator[TerminalManager]:
     await mgr.close()
 
 
+@posix_commands
 async def test_echo_output_and_exit(
     manager: TerminalManager, recorder: Recorder, tmp_path: Path
 ) -> None:
@@ -82,15 +80,17 @@ async def test_echo_output_and_exit(
     assert manager.owner_of(tid) == "s1"
 
 
+@posix_commands
 async def test_create_returns_while_the_command_runs(
     manager: TerminalManager, tmp_path: Path
 ) -> None:
     tid = await manager.create("s1", "sleep", ["100"], ENV, str(tmp_path))
     assert "exitStatus" not in manager.output(tid)
     assert len(manager.pids()) == 1
-    assert alive(manager.pids()[0])
+    assert running(manager.pids()[0])
 
 
+@posix_commands
 async def test_stdout_and_stderr_are_merged_in_order(
     manager: TerminalManager, tmp_path: Path
 ) -> None:
@@ -101,6 +101,7 @@ async def test_stdout_and_stderr_are_merged_in_order(
     assert manager.output(tid)["output"] == "one\ntwo\nthree\n"
 
 
+@posix_commands
 async def test_cwd_is_honoured(manager: TerminalManager, tmp_path: Path) -> None:
     sub = tmp_path / "sub dir"
     sub.mkdir()
@@ -109,6 +110,7 @@ async def test_cwd_is_honoured(manager: TerminalManager, tmp_path: Path) -> None
     assert manager.output(tid)["output"] == f"{sub.resolve()}\n"
 
 
+@posix_commands
 async def test_environment_is_exactly_the_given_one(
     manager: TerminalManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -120,6 +122,7 @@ async def test_environment_is_exactly_the_given_one(
     assert sorted(lines) == sorted(f"{k}={v}" for k, v in env.items())
 
 
+@posix_commands
 async def test_command_is_looked_up_on_the_given_path(
     manager: TerminalManager, tmp_path: Path
 ) -> None:
@@ -161,7 +164,12 @@ async def test_output_limit_truncates_from_the_start_on_a_character_boundary(
     manager: TerminalManager, tmp_path: Path, text: str, limit: int, kept: str
 ) -> None:
     tid = await manager.create(
-        "s1", PY, ["-c", f"import sys; sys.stdout.write({text!r})"], ENV, str(tmp_path), limit
+        "s1",
+        PY,
+        ["-c", f"import sys; sys.stdout.write({text!r})"],
+        {**ENV, "PYTHONIOENCODING": "utf-8"},  # (a pipe on Windows is the ANSI code page)
+        str(tmp_path),
+        limit,
     )
     await manager.wait_for_exit(tid)
     out = manager.output(tid)
@@ -196,6 +204,7 @@ async def test_invalid_utf8_is_replaced(manager: TerminalManager, tmp_path: Path
     assert manager.output(tid)["output"] == "a\ufffdb\ufffd"
 
 
+@posix_commands
 async def test_exit_codes_and_signals(manager: TerminalManager, tmp_path: Path) -> None:
     code = await manager.create("s1", "sh", ["-c", "exit 3"], ENV, str(tmp_path))
     term = await manager.create("s1", "sh", ["-c", "kill -TERM $$"], ENV, str(tmp_path))
@@ -204,6 +213,7 @@ async def test_exit_codes_and_signals(manager: TerminalManager, tmp_path: Path) 
     assert manager.output(term)["exitStatus"] == {"exitCode": None, "signal": "SIGTERM"}
 
 
+@posix_commands
 async def test_kill_ends_the_command_and_keeps_the_id(
     manager: TerminalManager, recorder: Recorder, tmp_path: Path
 ) -> None:
@@ -213,7 +223,7 @@ async def test_kill_ends_the_command_and_keeps_the_id(
     await eventually(lambda: recorder.text(tid) == "started\n", "output")
     pid = manager.pids()[0]
     await manager.kill(tid)
-    assert not alive(pid)
+    assert not running(pid)
     assert await manager.wait_for_exit(tid) == {"exitCode": None, "signal": "SIGKILL"}
     assert manager.output(tid) == {
         "output": "started\n",
@@ -224,11 +234,12 @@ async def test_kill_ends_the_command_and_keeps_the_id(
     await manager.kill(tid)  # killing an exited terminal is harmless
 
 
+@posix_commands
 async def test_release_kills_and_invalidates(manager: TerminalManager, tmp_path: Path) -> None:
     tid = await manager.create("s1", "sleep", ["100"], ENV, str(tmp_path))
     pid = manager.pids()[0]
     await manager.release(tid)
-    assert not alive(pid)
+    assert not running(pid)
     for call in (manager.output, manager.owner_of):
         with pytest.raises(TerminalError, match="unknown terminal"):
             call(tid)
@@ -240,6 +251,7 @@ async def test_release_kills_and_invalidates(manager: TerminalManager, tmp_path:
         await manager.release(tid)
 
 
+@posix_commands
 async def test_wait_for_exit_returns_when_killed_meanwhile(
     manager: TerminalManager, tmp_path: Path
 ) -> None:
@@ -251,6 +263,7 @@ async def test_wait_for_exit_returns_when_killed_meanwhile(
     assert await waiter == {"exitCode": None, "signal": "SIGKILL"}
 
 
+@posix_commands
 async def test_release_owner_only_touches_that_session(
     manager: TerminalManager, tmp_path: Path
 ) -> None:
@@ -266,17 +279,19 @@ async def test_release_owner_only_touches_that_session(
     assert "exitStatus" not in manager.output(b1)
 
 
+@posix_commands
 async def test_grandchild_holding_the_pipe_does_not_block_the_exit(
     manager: TerminalManager, tmp_path: Path
 ) -> None:
     tid = await manager.create("s1", "sh", ["-c", "sleep 100 & echo $!"], ENV, str(tmp_path))
     assert await manager.wait_for_exit(tid) == {"exitCode": 0, "signal": None}
     grandchild = int(manager.output(tid)["output"])
-    assert alive(grandchild)  # a background process outlives its command …
+    assert running(grandchild)  # a background process outlives its command …
     await manager.release(tid)
-    await eventually(lambda: not alive(grandchild), "the grandchild to die")  # … not its release
+    await eventually(lambda: not running(grandchild), "the grandchild to die")  # … not its release
 
 
+@posix_commands
 async def test_close_kills_grandchildren(recorder: Recorder, tmp_path: Path) -> None:
     manager = TerminalManager(recorder.on_output, recorder.on_exit)
     tid = await manager.create(
@@ -287,9 +302,9 @@ async def test_close_kills_grandchildren(recorder: Recorder, tmp_path: Path) -> 
     grandchild = int(recorder.text(tid))
     leaders = manager.pids()
     assert len(leaders) == 2
-    assert all(alive(p) for p in [*leaders, grandchild])
+    assert all(running(p) for p in [*leaders, grandchild])
     await manager.close()
-    await eventually(lambda: not any(alive(p) for p in [*leaders, grandchild]), "all to die")
+    await eventually(lambda: not any(running(p) for p in [*leaders, grandchild]), "all to die")
     assert manager.pids() == []
     with pytest.raises(TerminalError):
         manager.output(other)
@@ -298,6 +313,7 @@ async def test_close_kills_grandchildren(recorder: Recorder, tmp_path: Path) -> 
         await manager.create("s1", "echo", [], ENV, str(tmp_path))
 
 
+@posix_commands
 async def test_fifty_megabytes_with_a_one_megabyte_limit(tmp_path: Path) -> None:
     limit = 1 << 20
     total = 50 * (1 << 20)
@@ -322,6 +338,7 @@ async def test_fifty_megabytes_with_a_one_megabyte_limit(tmp_path: Path) -> None
     assert peak < 4 * limit, f"peak traced memory {peak} bytes"
 
 
+@posix_commands
 async def test_retained_output_after_a_big_run(tmp_path: Path) -> None:
     limit = 1 << 20
     manager = TerminalManager()

@@ -25,6 +25,7 @@ from acp_lsp.backends.wire import (
     RpcError,
 )
 from acp_lsp.backends.wire_frames import NOT_PARSED, parse_frame
+from tests.support.procs import running
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -33,6 +34,12 @@ SCRIPTED = PEERS / "scripted_agent.py"
 STUBBORN = PEERS / "stubborn_agent.py"
 # PYTHONCOERCECLOCALE=0: else the Python peer adds LC_CTYPE to its own environment (PEP 538).
 ENV = {"PATH": os.environ.get("PATH", os.defpath), "PYTHONCOERCECLOCALE": "0", "WIRE_TEST": "1"}
+
+# process groups (getpgid, killpg) and SIGKILL are POSIX; Windows stops a tree otherwise
+# (acp_lsp/platform/stop.py, tests/unit/test_platform_procs.py)
+posix_groups = pytest.mark.skipif(
+    sys.platform == "win32", reason="process groups (getpgid, killpg) and SIGKILL are POSIX"
+)
 
 RequestHandler = Callable[[str, Any], Awaitable[Any]]
 
@@ -97,15 +104,6 @@ async def spawn() -> AsyncIterator[Spawn]:
     yield _spawn
     for agent in started:
         await agent.close(grace=0.5)
-
-
-def is_running(pid: int) -> bool:
-    """Alive and not a zombie (Linux /proc)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
 
 
 async def wait_group_gone(pgid: int) -> None:
@@ -365,6 +363,7 @@ async def test_missing_command_raises_agent_gone() -> None:
         )
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="no execute bit on Windows")
 async def test_non_executable_command_raises_agent_gone(tmp_path: Path) -> None:
     script = tmp_path / "agent.sh"
     script.write_text("#!/bin/sh\n")
@@ -430,10 +429,11 @@ async def test_env_is_exactly_the_given_one_and_cwd_is_used(
 # ---------------------------------------------------------------- shutdown
 
 
+@posix_groups
 async def test_close_kills_the_process_group_including_grandchildren(spawn: Spawn) -> None:
     agent, rec = await spawn()
     grandchild = await agent.request("grandchild", None)
-    assert is_running(grandchild)
+    assert running(grandchild)
     pending = asyncio.create_task(agent.request("never", {}))
     await asyncio.sleep(0)
     pgid = os.getpgid(agent.pid)
@@ -442,7 +442,7 @@ async def test_close_kills_the_process_group_including_grandchildren(spawn: Spaw
     await agent.close(grace=1.0)
 
     assert agent.returncode == 0  # the peer exits by itself on stdin EOF
-    assert not is_running(grandchild)
+    assert not running(grandchild)
     with pytest.raises(AgentGone, match="was closed"):
         await pending
     assert rec.exits == [0]
@@ -452,6 +452,7 @@ async def test_close_kills_the_process_group_including_grandchildren(spawn: Spaw
         os.killpg(pgid, 0)
 
 
+@posix_groups
 async def test_close_kills_an_agent_that_ignores_stdin_and_sigterm(spawn: Spawn) -> None:
     ready = asyncio.Event()
     agent, rec = await spawn(STUBBORN, on_notification=lambda method, params: ready.set())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,12 @@ from acp_lsp.backends.wire_tree import (
     process_tree,
     started,
     stop_tree,
+)
+
+# /proc (the reader under test) and setsid(1) from util-linux: tests/unit/test_platform_procs.py
+# has the tree test every platform runs (psutil)
+pytestmark = pytest.mark.skipif(
+    sys.platform != "linux", reason="reads /proc and starts setsid(1): Linux's process tree"
 )
 
 # an "agent" leading its own session, with a child in its group and one in a session of its
