@@ -356,12 +356,9 @@ class Hub:
     async def logout(self, agent: str) -> None:
         await self.backend(agent).logout()
 
-    async def fork_session(
-        self, session_id: str, at_message: str | None = None, until: JsonObject | None = None
-    ) -> Session:
+    async def fork_session(self, session_id: str, at: Session | None = None) -> Session:
         session = self._usable(session_id)
-        backend = self.backend(session.agent)
-        return self._register(await backend.fork_session(session, at_message, until))
+        return self._register(await self.backend(session.agent).fork_session(session, at))
 
     def _usable(self, session_id: str) -> Session:
         session = self.session(session_id)

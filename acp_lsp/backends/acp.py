@@ -341,22 +341,15 @@ class AcpBackend(AcpAgent):
             "session/delete", {"sessionId": self._agent_ids.get(session_id, session_id)}
         )
 
-    async def fork_session(
-        self, session: Session, at_message: str | None = None, until: JsonObject | None = None
-    ) -> Session:
+    async def fork_session(self, session: Session, at: Session | None = None) -> Session:
         if not self._has_session_cap("fork"):
             raise BackendError(p.NOT_SUPPORTED, f"agent {self.name!r} cannot fork sessions")
-        if at_message is not None and not self.forks_at_messages():
-            raise BackendError(p.NOT_SUPPORTED, f"agent {self.name!r} cannot fork at a message")
         params: JsonObject = {
             "sessionId": self.agent_id(session),
             "cwd": session.cwd,
             "mcpServers": self._mcp_servers(),
+            **self._fork_point(at),
         }
-        if at_message is not None:
-            params["_meta"] = {
-                "jetbrains": {"air": {"fork": {"version": 1, "messageId": at_message}}}
-            }
         self._dirs_param(params, session.additional_directories)
         token = await self._editor_mcp(params)
         try:
@@ -368,7 +361,7 @@ class AcpBackend(AcpAgent):
             raise
         fork = self._adopt(result["sessionId"], session.cwd, session.additional_directories)
         self._bind_editor(token, fork)
-        fork.take_history(session, until)
+        fork.take_history(at or session)
         fork.forked_from = session.session_id
         self._apply_state(fork, result)
         return fork

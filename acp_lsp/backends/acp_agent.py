@@ -16,6 +16,7 @@ from acp_lsp.backends.base import AgentInfo, Backend, BackendError, EditorPort
 from acp_lsp.backends.wire import AgentGone, AgentProcess, RpcError, describe_exit
 from acp_lsp.config import AgentConfig, agent_environment
 from acp_lsp.secret_store import SecretStore
+from acp_lsp.session import Session
 
 CLAUDE_PACKAGE = "@agentclientprotocol/claude-agent-acp"
 
@@ -75,19 +76,20 @@ class AcpAgent(Backend):
     def running(self) -> bool:
         return self._proc is not None and self._proc.alive
 
-    def forks_at_messages(self) -> bool:
-        """Whether ``session/fork`` honours a fork point (``_meta.jetbrains.air.fork``, an
-        extension of claude-agent-acp since 0.101, read from its package; it advertises it to
-        no one, so its name and version tell). Another agent would fork at the latest message
-        and the rewound prompt would reach it again."""
+    def _fork_point(self, at: Session | None) -> JsonObject:
+        """``session/fork``'s ``_meta`` forking at ``at``'s last message, an agent answer:
+        ``_meta.jetbrains.air.fork``, an extension of claude-agent-acp since 0.101 (read from
+        its package). It advertises it to no client, so its name and version tell: another
+        agent would fork at the latest message and the rewound prompt would reach it again."""
+        if at is None:
+            return {}
         info = self.init_result.get("agentInfo")
-        if not isinstance(info, dict) or info.get("name") != CLAUDE_PACKAGE:
-            return False
-        try:
-            version = tuple(int(part) for part in str(info.get("version")).split(".")[:2])
-        except ValueError:
-            return False
-        return version >= (0, 101)
+        version = str(info.get("version")) if isinstance(info, dict) else ""
+        parts = [int(n) if n.isdigit() else -1 for n in version.split(".")[:2]]
+        if not isinstance(info, dict) or info.get("name") != CLAUDE_PACKAGE or parts < [0, 101]:
+            raise BackendError(p.NOT_SUPPORTED, f"agent {self.name!r} cannot fork at a message")
+        point = {"version": 1, "messageId": at.message(at.message_count() - 1).message_id}
+        return {"_meta": {"jetbrains": {"air": {"fork": point}}}}
 
     def info(self) -> AgentInfo:
         agent_info = self.init_result.get("agentInfo")

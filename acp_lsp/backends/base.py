@@ -285,11 +285,9 @@ class Backend(abc.ABC):
     async def logout(self) -> None:
         raise BackendError(-32006, f"agent {self.name!r} does not support logout")
 
-    async def fork_session(
-        self, session: Session, at_message: str | None = None, until: JsonObject | None = None
-    ) -> Session:
-        """A copy of ``session`` in the agent; at agent message ``at_message`` (its id) when
-        given, the bridge's copy then being ``until`` (the snapshot cut there)."""
+    async def fork_session(self, session: Session, at: Session | None = None) -> Session:
+        """A copy of ``session`` in the agent; with ``at`` (its conversation cut after an
+        agent message), a copy up to that message (``Session.fork_point``)."""
         raise BackendError(-32006, f"agent {self.name!r} cannot fork sessions")
 
     async def restart(self) -> None:

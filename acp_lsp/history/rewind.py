@@ -89,8 +89,11 @@ async def _forked(hub: Hub, source: Session, cut: JsonObject) -> Session | None:
     message_id = last.get("messageId") if last.get("role") == "agent" else None
     if not isinstance(message_id, str) or message_id.startswith("acp-lsp:"):
         return None
+    at = Session(source.session_id, source.agent, source.cwd, source.additional_directories)
+    at.restore(cut)
+    at.title = source.title
     try:
-        return await hub.fork_session(source.session_id, message_id, cut)
+        return await hub.fork_session(source.session_id, at)
     except BackendError as exc:
         log.info("rewind of %s primes a new session: %s", source.session_id, exc.message)
         return None

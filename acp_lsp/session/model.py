@@ -326,14 +326,8 @@ class Session:
         }
         return {k: v for k, v in out.items() if v is not None}
 
-    def take_history(self, source: Session, until: dict[str, JSON] | None = None) -> None:
-        """Start from a copy of ``source``'s conversation (ACP session/fork keeps it); with
-        ``until`` (a snapshot of ``source`` cut before a message), from that cut instead."""
-        if until is not None:
-            self._timeline, self._tool_calls = Timeline(self.session_id), ToolCalls()
-            self.restore(until)
-            self.title = source.title
-            return
+    def take_history(self, source: Session) -> None:
+        """Start from a copy of ``source``'s conversation (ACP session/fork keeps it)."""
         self._timeline = copy.deepcopy(source._timeline)
         self._tool_calls = copy.deepcopy(source._tool_calls)
         self._plan = copy.deepcopy(source._plan)
