@@ -116,6 +116,8 @@ class ShadowRepo:
             "LC_ALL": "C",
             "GIT_LITERAL_PATHSPECS": "1",  # a file named "*.py" is that file
         }
+        if "SYSTEMROOT" in os.environ:  # Windows: git's own DLLs and sockets need it
+            env["SYSTEMROOT"] = os.environ["SYSTEMROOT"]
         try:
             proc = await asyncio.create_subprocess_exec(
                 "git",
@@ -152,10 +154,9 @@ class ShadowRepo:
         if self._refused is not None:
             raise ShadowError(self._refused)
         home = os.path.realpath(os.path.expanduser("~"))
-        if self.root in ("/", home):
-            self._refused = (
-                f"{self.root} is the whole {'disk' if self.root == '/' else 'home folder'}"
-            )
+        drive = os.path.dirname(self.root) == self.root  # "/", or "C:\\" on Windows
+        if drive or self.root == home:
+            self._refused = f"{self.root} is the whole {'disk' if drive else 'home folder'}"
             raise ShadowError(self._refused)
         if not (self.git_dir / "HEAD").is_file():
             self.git_dir.mkdir(parents=True, exist_ok=True)

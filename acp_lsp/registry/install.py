@@ -164,7 +164,7 @@ async def _npm(
         env,
         f"npm install {package}@{version}",
     )
-    meta = json.loads((target / "node_modules" / package / "package.json").read_text())
+    meta = json.loads((target / "node_modules" / package / "package.json").read_text("utf-8"))
     bins = meta.get("bin")
     if isinstance(bins, str):
         bins = {package.rsplit("/", 1)[-1]: bins}

@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 import httpx
 
@@ -42,7 +44,9 @@ def _parse(data: Any, source: str, fetched_at: float | None) -> Index:
 
 async def _fetch(url: str, timeout: float) -> Any:
     if url.startswith("file://"):
-        return json.loads(Path(url.removeprefix("file://")).read_text(encoding="utf-8"))
+        # url2pathname: "file:///C:/x" is C:\\x on Windows, /C:/x nowhere
+        path = url2pathname(urlparse(url).path)
+        return json.loads(Path(path).read_text(encoding="utf-8"))
     async with httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client:
         response = await client.get(url)
         response.raise_for_status()

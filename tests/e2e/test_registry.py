@@ -235,7 +235,9 @@ def test_uvx_and_npx_entries(tmp_path: Path, workspace: Path) -> None:
             editor = await editor_with(tmp_path, workspace, url)
         finally:
             os.environ.pop("PIP_FIND_LINKS", None)
-        snap = await editor.new_session(agent="registry:acp-lsp-demo")
+        # installed on first use: a pip install into a private venv, tens of seconds when loaded
+        snap = await editor.acp(p.ACP_NEW_SESSION, {"agent": "registry:acp-lsp-demo"}, timeout=240)
+        editor.adopt(snap)
         assert (await editor.prompt(snap["sessionId"], "hello"))["stopReason"] == "end_turn"
         assert (
             tmp_path / "data" / "agents" / "acp-lsp-demo" / __version__ / "venv" / "bin" / "acp-lsp"
