@@ -31,6 +31,8 @@ from acp_lsp.disk.watch import DirtyWatch, WatchUnavailable
 log = logging.getLogger(__name__)
 
 GIT_TIMEOUT_S = 120.0
+MAX_SETTLED = 5_000
+"""The most paths changed during a checkout's first scan that are set back to the index."""
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """Untracked files larger than this when a folder is first tracked are left out of its
 snapshots (copying them into the shadow store would cost disk)."""
@@ -105,7 +107,11 @@ class ShadowRepo:
         """The user's git dir whose objects and index started this repository, if any."""
 
     async def _git(
-        self, *args: str, stdin: bytes | None = None, ok: tuple[int, ...] = (0,)
+        self,
+        *args: str,
+        stdin: bytes | None = None,
+        ok: tuple[int, ...] = (0,),
+        index_file: str | None = None,
     ) -> bytes:
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -116,6 +122,8 @@ class ShadowRepo:
             "LC_ALL": "C",
             "GIT_LITERAL_PATHSPECS": "1",  # a file named "*.py" is that file
         }
+        if index_file is not None:  # read another index (the user's) than the shadow one
+            env["GIT_INDEX_FILE"] = index_file
         if "SYSTEMROOT" in os.environ:  # Windows: git's own DLLs and sockets need it
             env["SYSTEMROOT"] = os.environ["SYSTEMROOT"]
         try:
@@ -240,9 +248,30 @@ class ShadowRepo:
                     log.info("dirty paths of %s not added, scanning: %s", self.root, exc)
                     await self._add_all()
             else:
+                first = self._tree is None
                 await self._add_all()
+                if first and self.borrowed is not None and self._watch is not None:
+                    await self._before_the_first_scan()
             self._tree = (await self._git("write-tree")).decode().strip()
             return self._tree
+
+    async def _before_the_first_scan(self) -> None:
+        """Files that changed while a checkout's first scan ran (an agent already at work) go
+        back, in this first tree, to what the user's index holds (for a clean file, its blob
+        at HEAD), and stay dirty: the next snapshot shows their change as a change."""
+        assert self._watch is not None and self.borrowed is not None
+        during = self._watch.take()
+        if not during or len(during) > MAX_SETTLED:
+            return  # none, an overflow, or a flood (a whole install): not told apart
+        self._watch.mark(during)
+        index = os.path.join(self.borrowed, "index")
+        listed = await self._git("ls-files", "-s", "-z", "--", *sorted(during), index_file=index)
+        entries = [e for e in listed.split(b"\0") if e]
+        known = {os.fsdecode(e.split(b"\t", 1)[1]) for e in entries}
+        if new := during - known:  # not in the user's index: not there before
+            await self._git("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *sorted(new))
+        if entries:
+            await self._git("update-index", "-z", "--index-info", stdin=b"\0".join(entries) + b"\0")
 
     async def _add_all(self) -> None:
         # --ignore-errors: a file that vanishes or cannot be read mid-scan is skipped

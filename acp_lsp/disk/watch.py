@@ -145,6 +145,10 @@ class DirtyWatch:
         self._dirty, self._lost = set(), False
         return None if lost else dirty
 
+    def mark(self, paths: set[str]) -> None:
+        """Count ``paths`` as changed again at the next take."""
+        self._dirty |= paths
+
     def drain(self) -> None:
         """Read every queued event into the dirty set."""
         from inotify_simple import flags

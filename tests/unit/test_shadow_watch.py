@@ -255,3 +255,30 @@ def test_a_network_file_system_is_scanned(monkeypatch: pytest.MonkeyPatch, tmp_p
     monkeypatch.setattr(watch, "_fs_type", lambda path: "nfs4")
     with pytest.raises(watch.WatchUnavailable, match="network file system"):
         watch.DirtyWatch(str(tmp_path))
+
+
+async def test_a_change_made_while_the_first_scan_runs_is_still_a_change(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an agent already at work while a big checkout's first scan runs: its change must not
+    # become part of the "before"
+    git(folder, "init", "-q")
+    git(folder, "add", "-A")
+    git(folder, "commit", "-qm", "first")
+    repo = repo_for(folder, tmp_path / "data")
+    real = repo._add_all
+
+    async def scan_meanwhile() -> None:
+        (folder / "src" / "a.py").write_text("a = 2, written during the scan\n")
+        (folder / "made.py").write_text("made during the scan\n")
+        await real()
+
+    monkeypatch.setattr(repo, "_add_all", scan_meanwhile)
+    first = await repo.snapshot()
+    monkeypatch.setattr(repo, "_add_all", real)
+    second = await repo.snapshot()
+    deltas = {os.path.relpath(d.path, folder): d for d in await repo.deltas(first, second)}
+    assert set(deltas) == {"src/a.py", "made.py"}
+    assert await repo.blob(deltas["src/a.py"].before or "") == b"a = 1\n"  # HEAD's
+    assert deltas["made.py"].before is None
+    assert second == await scanned_tree(repo)
