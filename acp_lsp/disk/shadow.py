@@ -22,6 +22,7 @@ import asyncio
 import hashlib
 import logging
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,8 @@ from acp_lsp.disk.watch import DirtyWatch, WatchUnavailable
 log = logging.getLogger(__name__)
 
 GIT_TIMEOUT_S = 120.0
+FIRST_SCAN_TIMEOUT_S = 900.0
+"""A folder's first whole scan hashes every file (a million-file folder: about 3 minutes)."""
 MAX_SETTLED = 5_000
 """The most paths changed during a checkout's first scan that are set back to the index."""
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -74,6 +77,27 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    """SIGTERM first: git then removes its index.lock, which a SIGKILL would leave behind
+    (and every later snapshot of the folder would fail on it)."""
+    proc.terminate()
+    try:
+        await asyncio.wait_for(proc.wait(), 2.0)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+
+
+def _drop_stale_lock(lock: Path) -> None:
+    """An index.lock older than any git run of ours: left by a server killed mid-snapshot."""
+    try:
+        if time.time() - lock.stat().st_mtime > FIRST_SCAN_TIMEOUT_S:
+            lock.unlink()
+            log.info("removed a stale %s", lock)
+    except OSError:
+        pass
+
+
 def _nul(paths: set[str]) -> bytes:
     return b"".join(os.fsencode(path) + b"\0" for path in sorted(paths))
 
@@ -112,6 +136,7 @@ class ShadowRepo:
         stdin: bytes | None = None,
         ok: tuple[int, ...] = (0,),
         index_file: str | None = None,
+        timeout: float = GIT_TIMEOUT_S,
     ) -> bytes:
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -142,14 +167,11 @@ class ShadowRepo:
                 "git is not installed: changes made on disk cannot be tracked"
             ) from None
         try:
-            out, err = await asyncio.wait_for(proc.communicate(stdin), GIT_TIMEOUT_S)
+            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
         except (TimeoutError, asyncio.CancelledError) as exc:
-            proc.kill()
-            await proc.wait()
+            await _stop(proc)
             if isinstance(exc, TimeoutError):
-                raise ShadowError(
-                    f"git {args[0]} took over {GIT_TIMEOUT_S:g} s in {self.root}"
-                ) from None
+                raise ShadowError(f"git {args[0]} took over {timeout:g} s in {self.root}") from None
             raise
         if proc.returncode not in ok:
             message = err.decode(errors="replace").strip().splitlines()
@@ -178,6 +200,7 @@ class ShadowRepo:
             self.borrowed = await borrow_checkout(self.root, self.git_dir)
             await self._exclude_large()
         else:
+            _drop_stale_lock(self.git_dir / "index.lock")
             # texts of earlier sessions' changes: kept a day (another server may use them)
             await self._git("prune", "--expire=1.day.ago")
         self._exclude_own_data()
@@ -275,7 +298,8 @@ class ShadowRepo:
 
     async def _add_all(self) -> None:
         # --ignore-errors: a file that vanishes or cannot be read mid-scan is skipped
-        await self._git("add", "--all", "--ignore-errors", "--", ".")
+        timeout = FIRST_SCAN_TIMEOUT_S if self._tree is None else GIT_TIMEOUT_S
+        await self._git("add", "--all", "--ignore-errors", "--", ".", timeout=timeout)
 
     async def _add_paths(self, dirty: set[str]) -> None:
         """Bring the index up to date for ``dirty`` (paths relative to the folder) alone."""

@@ -282,3 +282,23 @@ async def test_a_change_made_while_the_first_scan_runs_is_still_a_change(
     assert await repo.blob(deltas["src/a.py"].before or "") == b"a = 1\n"  # HEAD's
     assert deltas["made.py"].before is None
     assert second == await scanned_tree(repo)
+
+
+async def test_a_git_stopped_mid_snapshot_leaves_no_lock_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a timed-out or cancelled snapshot once left index.lock, and the folder was never
+    # tracked again (the shadow repository outlives the server)
+    from acp_lsp.disk import shadow
+
+    root = tmp_path / "many"
+    for n in range(5000):
+        (root / f"d{n // 100}").mkdir(parents=True, exist_ok=True)
+        (root / f"d{n // 100}" / f"f{n}.txt").write_text(f"{n}\n" * 50)
+    repo = repo_for(root, tmp_path / "data")
+    monkeypatch.setattr(shadow, "FIRST_SCAN_TIMEOUT_S", 0.05)
+    with pytest.raises(shadow.ShadowError, match="took over"):
+        await repo.snapshot()
+    assert not (repo.git_dir / "index.lock").exists()
+    monkeypatch.undo()
+    await repo.snapshot()  # tracked after all
