@@ -124,6 +124,9 @@ class ShadowRepo:
         self._refused: str | None = None  # why this folder is not tracked, once known
         self._watch: DirtyWatch | None = None
         self._watching = watch
+        self.watch_started = asyncio.Event()
+        """Set once the watcher runs (or is known not to): a change made before then may be
+        taken for part of the folder's first "before"."""
         self._tree: str | None = None  # the index's tree, as the last snapshot wrote it
         self.watch_note: str | None = None
         """Why no watcher covers this folder (every snapshot scans it), once known."""
@@ -187,7 +190,10 @@ class ShadowRepo:
         drive = os.path.dirname(self.root) == self.root  # "/", or "C:\\" on Windows
         if drive or self.root == home:
             self._refused = f"{self.root} is the whole {'disk' if drive else 'home folder'}"
+            self.watch_started.set()  # nothing to wait for
             raise ShadowError(self._refused)
+        if self._watch is None and self.watch_note is None:
+            self._start_watch()  # first: a change made while the rest is set up is seen
         if not (self.git_dir / "HEAD").is_file():
             self.git_dir.mkdir(parents=True, exist_ok=True)
             await self._git("init", "--quiet")
@@ -204,11 +210,11 @@ class ShadowRepo:
             # texts of earlier sessions' changes: kept a day (another server may use them)
             await self._git("prune", "--expire=1.day.ago")
         self._exclude_own_data()
-        self._start_watch()
         self._ready = True
 
     def _start_watch(self) -> None:
         """Before the first scan: a change made during it is in the next dirty set."""
+        self.watch_started.set()  # (once this returns: watching, or known not to)
         if not self._watching:
             self.watch_note = "file watching is off (watchFiles = false)"
             return
@@ -220,6 +226,10 @@ class ShadowRepo:
             log.exception("no file watcher for %s", self.root)
             self.watch_note = f"no file watcher for {self.root}: {exc}"
 
+    @property
+    def watching(self) -> bool:
+        return self._watch is not None
+
     def close(self) -> None:
         """Stop watching (the folder's last session ended)."""
         if self._watch is not None:
@@ -227,6 +237,8 @@ class ShadowRepo:
             self._watch = None
         self._tree = None
         self._ready = False
+        self.watch_note = None
+        self.watch_started.clear()
 
     def _exclude_own_data(self) -> None:
         """The bridge's data dir (this repository, the history) inside the folder is never

@@ -48,6 +48,9 @@ READ_ONLY_KINDS = frozenset({"read", "search", "think", "fetch"})
 MAX_TEXT_BYTES = 4 * 1024 * 1024
 """Larger changed files are not merged into buffers or kept for review (they are logged)."""
 BASELINE_WAIT_S = 2.0
+WATCH_WAIT_S = 30.0
+"""How long a prompt waits for its folder's watcher to start (a walk of its folders), or for
+the snapshot where no watcher runs."""
 DISK_TOOL_CALL = "acp-lsp-disk-"
 """Id prefix of the tool call the bridge adds for changes made outside any tool call."""
 
@@ -120,7 +123,15 @@ class DiskSync:
         tracker.ended.clear()
         tracker.ordinal = user_ordinal(session, session.message_count() - 1)
         done = self._chain(session, tracker, self._baseline(session, tracker, tracker.ordinal))
-        await asyncio.wait([done], timeout=BASELINE_WAIT_S)
+        if not tracker.repo.watch_started.is_set():
+            # until the watcher runs, an agent's change could pass for the folder's "before"
+            started = self._tasks.spawn(tracker.repo.watch_started.wait(), name="watch started")
+            await asyncio.wait([done, started], timeout=WATCH_WAIT_S, return_when="FIRST_COMPLETED")
+            started.cancel()
+        # without a watcher only a finished scan tells the folder's "before" from the turn's
+        # changes: wait longer for it (a huge folder's first prompt, a network file system)
+        watched = tracker.repo.watching
+        await asyncio.wait([done], timeout=BASELINE_WAIT_S if watched else WATCH_WAIT_S)
 
     def tool_call(self, session: Session, state: JsonObject) -> None:
         """Every tool-call state published: a call that may change files and just ended is
