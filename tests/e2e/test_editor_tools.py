@@ -815,7 +815,8 @@ async def test_cancelling_claude_s_turn_withdraws_the_open_diff_review(
         await editor.wait_for(lambda: len(tools.requests) == 1, timeout=120)
         await editor.acp("acp/cancel", {"sessionId": sid})
         assert (await turn)["stopReason"] == "cancelled"
-        await editor.wait_for(lambda: tools.withdrawn == ["openDiff"])
+        # Claude's MCP client cancels the call on its own time: 10 s was too short under load
+        await editor.wait_for(lambda: tools.withdrawn == ["openDiff"], timeout=60)
     finally:
         await editor.shutdown_session()
     assert processes_of(tmp_path / "home") == []
