@@ -10,7 +10,6 @@ import errno
 import hashlib
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from hypothesis import strategies as st
 
 from acp_lsp.disk import watch
 from acp_lsp.disk.shadow import ShadowRepo, blob_id, shadow_dir
+from tests.support.big_repo import git
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="inotify is Linux's")
 
@@ -199,25 +199,17 @@ def tree_digest(path: Path) -> dict[str, str]:
     }
 
 
-def git(folder: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "u",
-        "GIT_AUTHOR_EMAIL": "u@x",
-        "GIT_COMMITTER_NAME": "u",
-        "GIT_COMMITTER_EMAIL": "u@x",
-    }
-    return subprocess.run(
-        ["git", "-C", str(folder), *args], check=True, capture_output=True, text=True, env=env
-    ).stdout
+def committed(folder: Path) -> None:
+    """Make ``folder`` a checkout whose HEAD holds every file it has."""
+    git(folder, "init", "-q")
+    git(folder, "add", "-A")
+    git(folder, "commit", "-qm", "first")
 
 
 async def test_a_checkouts_first_snapshot_borrows_the_users_objects_and_index(
     folder: Path, tmp_path: Path
 ) -> None:
-    git(folder, "init", "-q")
-    git(folder, "add", "-A")
-    git(folder, "commit", "-qm", "first")
+    committed(folder)
     (folder / "b.txt").write_text("bee, the user's unsaved change\n")
     (folder / "untracked.py").write_text("u = 1\n")
     user_git = tree_digest(folder / ".git")
@@ -242,9 +234,7 @@ async def test_a_checkouts_first_snapshot_borrows_the_users_objects_and_index(
 
 
 async def test_a_subfolder_of_a_checkout_borrows_nothing(folder: Path, tmp_path: Path) -> None:
-    git(folder, "init", "-q")
-    git(folder, "add", "-A")
-    git(folder, "commit", "-qm", "first")
+    committed(folder)
     repo = repo_for(folder / "src", tmp_path / "data")
     await repo.snapshot()
     assert repo.borrowed is None
@@ -262,9 +252,7 @@ async def test_a_change_made_while_the_first_scan_runs_is_still_a_change(
 ) -> None:
     # an agent already at work while a big checkout's first scan runs: its change must not
     # become part of the "before"
-    git(folder, "init", "-q")
-    git(folder, "add", "-A")
-    git(folder, "commit", "-qm", "first")
+    committed(folder)
     repo = repo_for(folder, tmp_path / "data")
     real = repo._add_all
 
