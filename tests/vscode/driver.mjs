@@ -575,10 +575,21 @@ async function chatTabs(page, chat) {
   await poll(async () => !(await page.locator(".quick-input-widget").isVisible()), "the command palette gone");
 
   // The palette's commands act on the chat last clicked into: the first tab, then the side bar.
-  const renameFromPalette = async (title) => {
-    // The input box closes when a chat tab's webview takes the focus a moment late (seen
-    // under load in CI): ask again, as a user would, at most three times.
+  // A webview may take the focus a moment late under load (the side bar's, shown again just
+  // above): that closes the palette's input box, and that chat is then the last used. So, as a
+  // user would, click into the chat meant, see the focus settle there, and ask again, at most
+  // three times.
+  const focusedFor = (frame, ms) =>
+    poll(async () => {
+      const held = async () => frame.evaluate(() => document.hasFocus() && document.activeElement?.id === "input").catch(() => false);
+      if (!(await held())) return null;
+      await new Promise((r) => setTimeout(r, ms));
+      return (await held()) || null;
+    }, "the focus in the chat clicked into", 10_000);
+  const renameFromPalette = async (frame, title) => {
     for (let attempt = 1; ; attempt++) {
+      await frame.locator("#input").click();
+      await focusedFor(frame, 500).catch(() => null);
       await runCommand(page, "ACP: Rename Session");
       const input = page.locator(".quick-input-widget .quick-input-box input");
       try {
@@ -597,8 +608,7 @@ async function chatTabs(page, chat) {
       async () => `missing: ${await frame.locator("#title").innerText()}`,
     );
   const sideBarTitle = await chat.locator("#title").innerText();
-  await first.locator("#input").click();
-  await renameFromPalette("Renamed in its tab");
+  await renameFromPalette(first, "Renamed in its tab");
   const inTab = await titleOf(first, "Renamed in its tab");
   const sideBarKept = await chat.locator("#title").innerText();
   check(
@@ -606,8 +616,7 @@ async function chatTabs(page, chat) {
     inTab === "Renamed in its tab" && sideBarKept === sideBarTitle,
     `tab: ${inTab} | side bar: ${sideBarKept}`,
   );
-  await chat.locator("#input").click();
-  await renameFromPalette("Renamed in the side bar");
+  await renameFromPalette(chat, "Renamed in the side bar");
   const inSideBar = await titleOf(chat, "Renamed in the side bar");
   check("after a click into the side bar, Rename Session renames its session again", inSideBar === "Renamed in the side bar", inSideBar);
 
