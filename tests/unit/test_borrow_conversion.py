@@ -1,0 +1,130 @@
+"""A checkout whose git converts files on their way into the index (acp_lsp/disk/borrow.py):
+``core.autocrlf``, or attributes (``text``, ``eol``, a ``filter`` as git-lfs's). Its index
+blob of a clean file is then not the file's bytes, and the shadow repository's first snapshot
+must hold the bytes (an undo writes them back), without writing to the user's repository."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from acp_lsp.disk.borrow import borrow_checkout
+from acp_lsp.disk.shadow import ShadowRepo, shadow_dir
+from tests.support.big_repo import git
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="inotify is Linux's")
+
+CRLF = b"one\r\ntwo\r\n"
+PYTHON = b"a = 1\n"
+
+
+def digest(path: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(path.rglob("*"))
+        if p.is_file()
+    }
+
+
+def shadow_for(folder: Path, data: Path) -> ShadowRepo:
+    repo = ShadowRepo(str(folder), shadow_dir(data, str(folder)))
+    # what shadow.py writes into every shadow repository (here too if this runs without it)
+    info = repo.git_dir / "info"
+    info.mkdir(parents=True)
+    (info / "attributes").write_text("* -text -eol -crlf -filter -ident -working-tree-encoding\n")
+    return repo
+
+
+def checkout(folder: Path, files: dict[str, bytes], config: dict[str, str]) -> None:
+    """A checkout of ``files`` committed under ``config``; each file left on disk as given."""
+    folder.mkdir(exist_ok=True)
+    git(folder, "init", "-q")
+    for key, value in config.items():
+        git(folder, "config", key, value)
+    for name, data in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+        os.utime(folder / name, (time.time() - 60, time.time() - 60))  # not "racily clean"
+    git(folder, "add", "-A")
+    git(folder, "commit", "-qm", "first")
+
+
+async def first_blobs(repo: ShadowRepo) -> dict[str, bytes]:
+    tree = await repo.snapshot()
+    listed = await repo._git("ls-tree", "-r", "-z", tree)
+    blobs: dict[str, bytes] = {}
+    for entry in filter(None, listed.split(b"\0")):
+        header, name = entry.split(b"\t", 1)
+        blobs[name.decode()] = await repo.blob(header.split()[2].decode())
+    return blobs
+
+
+async def test_core_autocrlf_the_first_snapshot_holds_the_crlf_bytes(tmp_path: Path) -> None:
+    # Git for Windows' default: LF in the index, CRLF on disk
+    folder = tmp_path / "project"
+    checkout(folder, {"a.txt": CRLF, "src/a.py": PYTHON}, {"core.autocrlf": "true"})
+    assert git(folder, "cat-file", "blob", ":a.txt") == b"one\ntwo\n"
+    user_git = digest(folder / ".git")
+    repo = shadow_for(folder, tmp_path / "data")
+    blobs = await first_blobs(repo)
+    assert repo.borrowed == str(folder / ".git")
+    assert blobs["a.txt"] == CRLF
+    assert blobs["src/a.py"] == PYTHON
+    assert digest(folder / ".git") == user_git
+
+
+@pytest.mark.parametrize(
+    ("attributes", "config"),
+    [
+        (".gitattributes:*.txt text eol=crlf", {}),
+        (".gitattributes:* text=auto", {}),
+        ("sub/.gitattributes:*.txt text eol=crlf", {}),
+        (".git/info/attributes:*.txt text", {}),
+        # a filter stands for git-lfs (its index holds a pointer)
+        (".gitattributes:*.txt filter=upper", {"filter.upper.clean": "tr a-z A-Z"}),
+    ],
+)
+async def test_converting_attributes_the_first_snapshot_holds_the_files_bytes(
+    tmp_path: Path, attributes: str, config: dict[str, str]
+) -> None:
+    folder = tmp_path / "project"
+    where, line = attributes.split(":", 1)
+    folder.mkdir()
+    if where.startswith(".git/"):
+        git(folder, "init", "-q")
+    (folder / where).parent.mkdir(parents=True, exist_ok=True)
+    (folder / where).write_text(line + "\n")
+    checkout(folder, {"a.txt": CRLF, "sub/b.txt": CRLF, "src/a.py": PYTHON}, config)
+    assert git(folder, "cat-file", "blob", ":sub/b.txt") != CRLF
+    user_git = digest(folder / ".git")
+    repo = shadow_for(folder, tmp_path / "data")
+    blobs = await first_blobs(repo)
+    assert repo.borrowed == str(folder / ".git")
+    if not where.startswith("sub/"):
+        assert blobs["a.txt"] == CRLF
+    assert blobs["sub/b.txt"] == CRLF
+    assert blobs["src/a.py"] == PYTHON
+    assert digest(folder / ".git") == user_git
+
+
+async def test_only_the_converted_entries_lose_their_stat_data(tmp_path: Path) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / ".gitattributes").write_text("*.txt text eol=crlf\n*.png binary\n")
+    checkout(folder, {"a.txt": CRLF, "b.png": b"\x89PNG\r\n", "src/a.py": PYTHON}, {})
+    repo = shadow_for(folder, tmp_path / "data")
+    git(tmp_path, "init", "-q", "--bare", str(repo.git_dir))
+    await borrow_checkout(str(folder), repo.git_dir)
+    assert "ctime: 0:0" not in git(folder, "ls-files", "--debug").decode()  # the user's
+    shadow = (
+        git(tmp_path, f"--git-dir={repo.git_dir}", f"--work-tree={folder}", "ls-files", "--debug")
+        .decode()
+        .split("\n")
+    )
+    fresh = {shadow[at] for at in range(len(shadow) - 1) if "ctime: 0:0" in shadow[at + 1]}
+    assert fresh == {"a.txt"}  # the others are still borrowed: not hashed again
