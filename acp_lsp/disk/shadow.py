@@ -11,9 +11,12 @@ build output costs nothing (and is not tracked).
 
 Work follows the changes, not the folder (DESIGN §3 "Disk tracking at any size"): a file
 watcher's dirty set (``watch``) names the paths a snapshot adds, so an unchanged folder costs
-no git at all; where the watcher cannot vouch for its set, the snapshot scans the whole folder
-(``git add -A``, cheap thanks to the index's stat cache). A git checkout's first snapshot
-borrows the user's objects and index (``borrow``); the user's repository is never written.
+no git at all, and a changed one costs its own bytes and the trees above it (``trees``), not a
+pass over the index; where the watcher cannot vouch for its set, the snapshot scans the whole
+folder (``git add -A``, cheap thanks to the index's stat cache). The changed files can be read
+before the prompt goes to the agent and stored after (``capture``), so nothing waits on git.
+A git checkout's first snapshot borrows the user's objects and index (``borrow``); the user's
+repository is never written.
 """
 
 from __future__ import annotations
@@ -22,16 +25,19 @@ import asyncio
 import hashlib
 import logging
 import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from acp_lsp.disk import layout
 from acp_lsp.disk.borrow import borrow_checkout
+from acp_lsp.disk.git import GIT_TIMEOUT_S, drop_stale_lock, nul, run_git
+from acp_lsp.disk.git import ShadowError as ShadowError  # what the snapshots raise
+from acp_lsp.disk.layout import shadow_dir as shadow_dir  # where they live
+from acp_lsp.disk.trees import Changes, TreeBuilder, parse_batch, read_changes
 from acp_lsp.disk.watch import DirtyWatch, WatchUnavailable
 
 log = logging.getLogger(__name__)
 
-GIT_TIMEOUT_S = 120.0
 FIRST_SCAN_TIMEOUT_S = 900.0
 """A folder's first whole scan hashes every file (a million-file folder: about 3 minutes)."""
 MAX_SETTLED = 5_000
@@ -39,26 +45,14 @@ MAX_SETTLED = 5_000
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """Untracked files larger than this when a folder is first tracked are left out of its
 snapshots (copying them into the shadow store would cost disk)."""
-
-
-_CONFIG = """[core]
-\tbare = false
-\tautocrlf = false
-\tsafecrlf = false
-\tuntrackedCache = true
-\tquotePath = false
-[gc]
-\tauto = 0
-[advice]
-\taddEmbeddedRepo = false
-"""
-"""Bytes as they are (an undo restores them exactly); objects are pruned only when a process
-first opens the repository (`git prune`), never mid-turn; nested repositories are skipped
-quietly."""
-
-
-class ShadowError(Exception):
-    """git is missing, or a snapshot failed; the message says which and why."""
+MAX_READ_PATHS = 5_000
+MAX_READ_BYTES = 64 * 1024 * 1024
+"""Changes read by the bridge itself at most; more (a checkout of another branch, an install)
+are handed to ``git add`` through the index."""
+CAPTURE_PATHS = 500
+CAPTURE_BYTES = 16 * 1024 * 1024
+"""Changes read at most on the prompt's path (a user's saves between turns); more, or a new
+folder, and the prompt waits for the snapshot instead."""
 
 
 @dataclass(frozen=True)
@@ -77,42 +71,6 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-async def _stop(proc: asyncio.subprocess.Process) -> None:
-    """SIGTERM first: git then removes its index.lock, which a SIGKILL would leave behind
-    (and every later snapshot of the folder would fail on it)."""
-    proc.terminate()
-    try:
-        await asyncio.wait_for(proc.wait(), 2.0)
-    except TimeoutError:
-        proc.kill()
-        await proc.wait()
-
-
-def _drop_stale_lock(lock: Path) -> None:
-    """An index.lock older than any git run of ours: left by a server killed mid-snapshot."""
-    try:
-        if time.time() - lock.stat().st_mtime > FIRST_SCAN_TIMEOUT_S:
-            lock.unlink()
-            log.info("removed a stale %s", lock)
-    except OSError:
-        pass
-
-
-def _nul(paths: set[str]) -> bytes:
-    return b"".join(os.fsencode(path) + b"\0" for path in sorted(paths))
-
-
-def _glob_escape(name: str) -> str:
-    """A path as a literal gitignore pattern."""
-    return "".join("\\" + c if c in "*?[\\!# " else c for c in name)
-
-
-def shadow_dir(data_dir: Path, root: str) -> Path:
-    """Where the shadow repository of ``root`` lives: one per real folder path."""
-    key = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:20]
-    return data_dir / "shadow" / key
-
-
 class ShadowRepo:
     """The snapshots of one folder. Calls are serialised: git's index takes one writer."""
 
@@ -127,7 +85,11 @@ class ShadowRepo:
         self.watch_started = asyncio.Event()
         """Set once the watcher runs (or is known not to): a change made before then may be
         taken for part of the folder's first "before"."""
-        self._tree: str | None = None  # the index's tree, as the last snapshot wrote it
+        self._tree: str | None = None  # the last snapshot's tree
+        self._index_tree: str | None = None  # the tree the index held when last written
+        self._trees = TreeBuilder(git_dir, self._read_trees)
+        self._captured: list[Changes] = []  # read before a prompt, not stored yet
+        self._rescan = False  # the watcher lost changes a capture took: scan next time
         self.watch_note: str | None = None
         """Why no watcher covers this folder (every snapshot scans it), once known."""
         self.borrowed: str | None = None
@@ -141,45 +103,15 @@ class ShadowRepo:
         index_file: str | None = None,
         timeout: float = GIT_TIMEOUT_S,
     ) -> bytes:
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(self.git_dir),  # no user or system config changes what is snapshotted
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_DIR": str(self.git_dir),
-            "GIT_WORK_TREE": self.root,
-            "LC_ALL": "C",
-            "GIT_LITERAL_PATHSPECS": "1",  # a file named "*.py" is that file
-        }
-        if index_file is not None:  # read another index (the user's) than the shadow one
-            env["GIT_INDEX_FILE"] = index_file
-        if "SYSTEMROOT" in os.environ:  # Windows: git's own DLLs and sockets need it
-            env["SYSTEMROOT"] = os.environ["SYSTEMROOT"]
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                "git",
-                *args,
-                cwd=self.root,
-                env=env,
-                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-            )
-        except FileNotFoundError:
-            raise ShadowError(
-                "git is not installed: changes made on disk cannot be tracked"
-            ) from None
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
-        except (TimeoutError, asyncio.CancelledError) as exc:
-            await _stop(proc)
-            if isinstance(exc, TimeoutError):
-                raise ShadowError(f"git {args[0]} took over {timeout:g} s in {self.root}") from None
-            raise
-        if proc.returncode not in ok:
-            message = err.decode(errors="replace").strip().splitlines()
-            raise ShadowError(f"git {args[0]} failed in {self.root}: {' '.join(message[-2:])}")
-        return out
+        return await run_git(
+            self.git_dir,
+            self.root,
+            *args,
+            stdin=stdin,
+            ok=ok,
+            index_file=index_file,
+            timeout=timeout,
+        )
 
     async def _prepare(self) -> None:
         if self._ready:
@@ -197,19 +129,15 @@ class ShadowRepo:
         if not (self.git_dir / "HEAD").is_file():
             self.git_dir.mkdir(parents=True, exist_ok=True)
             await self._git("init", "--quiet")
-            # one write instead of a `git config` process per key
-            with (self.git_dir / "config").open("a", encoding="utf-8") as fh:
-                fh.write(_CONFIG)
-            (self.git_dir / "info").mkdir(exist_ok=True)
-            # nested repositories' metadata is theirs, never snapshotted
-            (self.git_dir / "info" / "exclude").write_text(".git\n", encoding="utf-8")
+            layout.write_new(self.git_dir)
             self.borrowed = await borrow_checkout(self.root, self.git_dir)
             await self._exclude_large()
         else:
-            _drop_stale_lock(self.git_dir / "index.lock")
+            drop_stale_lock(self.git_dir / "index.lock", FIRST_SCAN_TIMEOUT_S)
             # texts of earlier sessions' changes: kept a day (another server may use them)
             await self._git("prune", "--expire=1.day.ago")
-        self._exclude_own_data()
+        layout.exclude_own_data(self.git_dir, self.root)
+        layout.write_attributes(self.git_dir)
         self._ready = True
 
     def _start_watch(self) -> None:
@@ -235,24 +163,14 @@ class ShadowRepo:
         if self._watch is not None:
             self._watch.close()
             self._watch = None
-        self._tree = None
+        self._tree = self._index_tree = None
+        self._trees.clear()
+        for changes in self._captured:
+            changes.failed = "the folder is no longer tracked"
+        self._captured.clear()
         self._ready = False
         self.watch_note = None
         self.watch_started.clear()
-
-    def _exclude_own_data(self) -> None:
-        """The bridge's data dir (this repository, the history) inside the folder is never
-        snapshotted: a restore would otherwise rewrite the repository it reads from."""
-        data = os.path.realpath(self.git_dir.parent.parent)
-        if not data.startswith(self.root + os.sep):
-            return
-        line = "/" + _glob_escape(os.path.relpath(data, self.root)) + "/\n"
-        exclude = self.git_dir / "info" / "exclude"
-        exclude.parent.mkdir(exist_ok=True)
-        known = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-        if line not in known:
-            with exclude.open("a", encoding="utf-8") as fh:
-                fh.write(line)
 
     async def _exclude_large(self) -> None:
         """Before the first snapshot: leave out untracked files too large to merge or review."""
@@ -262,33 +180,124 @@ class ShadowRepo:
         for name in names:
             try:
                 if os.stat(os.path.join(self.root, os.fsdecode(name))).st_size > MAX_FILE_BYTES:
-                    large.append("/" + _glob_escape(os.fsdecode(name)))
+                    large.append("/" + layout.glob_escape(os.fsdecode(name)))
             except OSError:
                 continue
-        if large:
-            with (self.git_dir / "info" / "exclude").open("a", encoding="utf-8") as fh:
-                fh.write("\n".join(large) + "\n")
+        layout.exclude(self.git_dir, large)
 
-    async def snapshot(self) -> str:
-        """The id of a tree holding every (not ignored) file of the folder as it is now."""
+    def capture(self) -> Changes | None:
+        """Read what changed since the last snapshot now, to store it later
+        (``snapshot(changes)``): the prompt need not wait for git. None when a snapshot must
+        run first: none yet, no watcher, one under way, an overflow, a new folder or too much."""
+        if self._watch is None or self._tree is None or self._rescan or self._lock.locked():
+            return None
+        dirty = self._watch.take()
+        if dirty is None:
+            self._rescan = True
+            return None
+        changes = read_changes(
+            self.root,
+            dirty,
+            max_paths=CAPTURE_PATHS,
+            max_bytes=CAPTURE_BYTES,
+            max_file=MAX_FILE_BYTES,
+            walk=False,
+        )
+        if changes is None:
+            self._watch.mark(dirty)
+        elif not dirty:
+            changes.tree = self._tree
+        else:
+            self._captured.append(changes)
+        return changes
+
+    async def snapshot(self, changes: Changes | None = None) -> str:
+        """The id of a tree holding every (not ignored) file of the folder as it is now, or as
+        it was when ``changes`` were captured."""
+        if changes is not None and changes.tree is not None:
+            return changes.tree
         async with self._lock:
             await self._prepare()
+            await self._store_captured()
+            if changes is not None and changes.tree is not None:
+                return changes.tree
             dirty = self._watch.take() if self._watch is not None else None
+            if self._rescan:
+                dirty, self._rescan = None, False
             if dirty is not None and self._tree is not None:
-                if not dirty:
-                    return self._tree  # nothing changed: no git at all
-                try:
-                    await self._add_paths(dirty)
-                except ShadowError as exc:  # a path that changed again meanwhile: scan
-                    log.info("dirty paths of %s not added, scanning: %s", self.root, exc)
-                    await self._add_all()
+                if dirty:
+                    await self._changed(dirty)
             else:
                 first = self._tree is None
                 await self._add_all()
                 if first and self.borrowed is not None and self._watch is not None:
                     await self._before_the_first_scan()
-            self._tree = (await self._git("write-tree")).decode().strip()
+                await self._write_tree()
+            assert self._tree is not None
+            if changes is not None:
+                changes.tree = self._tree
             return self._tree
+
+    async def _store_captured(self) -> None:
+        """Store the captures in the order they were read (each on top of the one before)."""
+        while self._captured:
+            changes = self._captured.pop(0)
+            try:
+                if self._tree is None:
+                    raise ShadowError("no snapshot to build on")
+                changes.tree = self._tree = await self._store(changes)
+            except (ShadowError, KeyError, ValueError, OSError) as exc:
+                log.info("changes read in %s not stored, scanning them: %s", self.root, exc)
+                changes.failed = str(exc)
+                if self._watch is not None:
+                    self._watch.mark({*changes.files, *changes.gone, *changes.replaced})
+
+    async def _changed(self, dirty: set[str]) -> None:
+        """A snapshot of the ``dirty`` paths alone: read and stored by the bridge when few,
+        else through the index (``git add`` of those paths)."""
+        changes = await asyncio.to_thread(
+            read_changes,
+            self.root,
+            dirty,
+            max_paths=MAX_READ_PATHS,
+            max_bytes=MAX_READ_BYTES,
+            max_file=MAX_FILE_BYTES,
+            walk=True,
+        )
+        if changes is not None:
+            try:
+                self._tree = await self._store(changes)
+                return
+            except (ShadowError, KeyError, ValueError, OSError) as exc:
+                log.info("changes in %s not stored, scanning them: %s", self.root, exc)
+        try:
+            await self._add_paths(dirty)
+        except ShadowError as exc:  # a path that changed again meanwhile: scan
+            log.info("dirty paths of %s not added, scanning: %s", self.root, exc)
+            await self._add_all()
+        await self._write_tree()
+
+    async def _store(self, changes: Changes) -> str:
+        ignored: set[str] = set()
+        if changes.files:
+            out = await self._git(
+                "check-ignore",
+                "--no-index",
+                "-z",
+                "--stdin",
+                stdin=nul(set(changes.files)),
+                ok=(0, 1),
+            )
+            ignored = {os.fsdecode(name) for name in out.split(b"\0") if name}
+        assert self._tree is not None
+        return await self._trees.apply(self._tree, changes, ignored)
+
+    async def _read_trees(self, names: list[str]) -> list[tuple[str, bytes, bytes] | None]:
+        lines = "".join(f"{name}\n" for name in names)
+        return parse_batch(await self._git("cat-file", "--batch", stdin=os.fsencode(lines)))
+
+    async def _write_tree(self) -> None:
+        self._tree = self._index_tree = (await self._git("write-tree")).decode().strip()
 
     async def _before_the_first_scan(self) -> None:
         """Files that changed while a checkout's first scan ran (an agent already at work) go
@@ -315,18 +324,23 @@ class ShadowRepo:
 
     async def _add_paths(self, dirty: set[str]) -> None:
         """Bring the index up to date for ``dirty`` (paths relative to the folder) alone."""
+        if self._tree is not None and self._index_tree != self._tree:
+            # the snapshots stored since left the index behind: back to the last tree, the
+            # stat data of every file whose blob is unchanged kept (one-tree merge)
+            await self._git("read-tree", "-m", self._tree)
+            self._index_tree = self._tree
         present = {p for p in dirty if os.path.lexists(os.path.join(self.root, p))}
         from_file = ("--pathspec-from-file=-", "--pathspec-file-nul")
         if gone := dirty - present:  # a deleted file or folder leaves the index
             await self._git(
-                "rm", "-r", "-q", "--cached", "--ignore-unmatch", *from_file, stdin=_nul(gone)
+                "rm", "-r", "-q", "--cached", "--ignore-unmatch", *from_file, stdin=nul(gone)
             )
         if present:
             # an ignored path named to `git add` is an error; it is simply not tracked
-            out = await self._git("check-ignore", "-z", "--stdin", stdin=_nul(present), ok=(0, 1))
+            out = await self._git("check-ignore", "-z", "--stdin", stdin=nul(present), ok=(0, 1))
             present -= {os.fsdecode(name) for name in out.split(b"\0") if name}
         if present:
-            await self._git("add", "--all", "--ignore-errors", *from_file, stdin=_nul(present))
+            await self._git("add", "--all", "--ignore-errors", *from_file, stdin=nul(present))
 
     async def deltas(self, old: str, new: str) -> list[FileDelta]:
         """The files that differ between two snapshots (no rename detection: a move is a

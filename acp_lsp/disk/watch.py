@@ -180,6 +180,8 @@ class DirtyWatch:
                 path = _join(folder, name)
                 if not name or name == ".git":
                     continue
+                if event.mask & flags.ISDIR and event.mask & flags.ATTRIB:
+                    continue  # a folder's own mode or times: git keeps none of them
                 self._dirty.add(path)
                 if event.mask & flags.ISDIR:
                     if event.mask & flags.MOVED_FROM:

@@ -29,6 +29,7 @@ from typing import Any
 
 from acp_lsp import protocol as p
 from acp_lsp.disk.shadow import FileDelta, ShadowError, ShadowRepo, shadow_dir
+from acp_lsp.disk.trees import Changes
 from acp_lsp.editor.disk_buffers import DiskBuffers
 from acp_lsp.editor.files import DocumentFiles
 from acp_lsp.editor.review import ReviewManager
@@ -114,15 +115,21 @@ class DiskSync:
             self._chain(session, tracker, self._baseline(session, tracker))
 
     async def turn_started(self, session: Session) -> None:
-        """Snapshot the folder before the agent gets the prompt. A folder whose snapshot takes
-        longer than ``BASELINE_WAIT_S`` (a huge one, the first time) is not waited for: the
-        agent needs a model round trip before it changes anything."""
+        """Snapshot the folder before the agent gets the prompt. Where a watcher runs, the
+        files changed since the last snapshot are read now and stored after the prompt went
+        out: nothing on the prompt's path waits for git. Otherwise a folder whose snapshot
+        takes longer than ``BASELINE_WAIT_S`` (a huge one, the first time) is not waited for:
+        the agent needs a model round trip before it changes anything."""
         if not self._enabled():
             return
         tracker = self._tracker(session)
         tracker.ended.clear()
         tracker.ordinal = user_ordinal(session, session.message_count() - 1)
-        done = self._chain(session, tracker, self._baseline(session, tracker, tracker.ordinal))
+        changes = tracker.repo.capture()
+        step = self._baseline(session, tracker, tracker.ordinal, changes)
+        done = self._chain(session, tracker, step)
+        if changes is not None:
+            return
         if not tracker.repo.watch_started.is_set():
             # until the watcher runs, an agent's change could pass for the folder's "before"
             started = self._tasks.spawn(tracker.repo.watch_started.wait(), name="watch started")
@@ -229,9 +236,13 @@ class DiskSync:
         return task
 
     async def _baseline(
-        self, session: Session, tracker: _Tracker, ordinal: int | None = None
+        self,
+        session: Session,
+        tracker: _Tracker,
+        ordinal: int | None = None,
+        changes: Changes | None = None,
     ) -> None:
-        tree = await tracker.repo.snapshot()
+        tree = await tracker.repo.snapshot(changes)
         note = tracker.repo.watch_note
         said = tracker.repo.root in self._scanned or not self._watch()  # off: the user knows
         if note is not None and not said and sys.platform == "linux":

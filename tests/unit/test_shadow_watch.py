@@ -70,7 +70,8 @@ async def test_an_unchanged_folder_costs_no_git(
     (folder / "src" / "a.py").write_text("a = 2\n")
     (folder / "run.log").write_text("ignored\n")  # ignored: checked, never added
     second = await repo.snapshot()
-    assert calls == ["check-ignore", "add", "write-tree"]  # no whole scan
+    # the change read and stored by the bridge: no pass over the index, no whole scan
+    assert calls == ["check-ignore", "cat-file"]
     assert [d.path for d in await repo.deltas(first, second)] == [str(folder / "src" / "a.py")]
 
 
@@ -106,7 +107,9 @@ async def test_folders_made_moved_and_removed_between_snapshots(
 
 OPS = st.lists(
     st.tuples(
-        st.sampled_from(["write", "remove", "mkdir", "rmtree", "rename", "ignored"]),
+        st.sampled_from(
+            ["write", "remove", "mkdir", "rmtree", "rename", "ignored", "chmod", "symlink"]
+        ),
         st.sampled_from(["a", "b", "x/c", "x/y/d", "z"]),
         st.binary(max_size=8),
     ),
@@ -129,6 +132,11 @@ def apply(root: Path, op: str, name: str, data: bytes) -> None:
             shutil.rmtree(path.parent if path.parent != root else root / "x")
         elif op == "rename":
             path.rename(root / (name.replace("/", "_") + "_renamed"))
+        elif op == "chmod":  # the executable bit is part of a file's entry
+            path.chmod(path.stat().st_mode ^ 0o100)
+        elif op == "symlink":  # a link is stored as its target, never followed
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.symlink_to(data.hex() or "target")
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             (path.parent / (path.name + ".log")).write_bytes(data)
@@ -290,3 +298,61 @@ async def test_a_git_stopped_mid_snapshot_leaves_no_lock_behind(
     assert not (repo.git_dir / "index.lock").exists()
     monkeypatch.undo()
     await repo.snapshot()  # tracked after all
+
+
+async def test_changes_too_many_to_read_go_through_an_index_that_catches_up(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the bridge stores small changes itself, leaving git's index behind; a flood of changes
+    # (a branch switch) goes through `git add`, which must start from the last tree
+    from acp_lsp.disk import shadow
+
+    repo = repo_for(folder, tmp_path / "data")
+    await repo.snapshot()
+    (folder / "src" / "a.py").write_text("a = 2\n")
+    (folder / "b.txt").unlink()
+    stored = await repo.snapshot()
+    calls = git_calls(repo, monkeypatch)
+    monkeypatch.setattr(shadow, "MAX_READ_PATHS", 1)
+    (folder / "src" / "a.py").write_text("a = 3\n")
+    (folder / "new.py").write_text("new\n")
+    flooded = await repo.snapshot()
+    assert "read-tree" in calls and "add" in calls
+    assert {os.path.relpath(d.path, folder) for d in await repo.deltas(stored, flooded)} == {
+        "src/a.py",
+        "new.py",
+    }
+    assert flooded == await scanned_tree(repo)
+
+
+async def test_a_capture_is_the_folder_when_it_was_read(folder: Path, tmp_path: Path) -> None:
+    # the prompt's checkpoint: read before the prompt goes out, stored after; a change made
+    # after the read (the agent's) is the next snapshot's, never the checkpoint's
+    repo = repo_for(folder, tmp_path / "data")
+    first = await repo.snapshot()
+    assert (nothing := repo.capture()) is not None and await repo.snapshot(nothing) == first
+    (folder / "src" / "a.py").write_text("the user's save\n")
+    changes = repo.capture()
+    assert changes is not None and changes.tree is None
+    (folder / "src" / "a.py").write_text("the agent's edit\n")
+    (folder / "agent.py").write_text("made by the agent\n")
+    checkpoint = await repo.snapshot(changes)
+    [saved] = await repo.deltas(first, checkpoint)
+    assert await repo.blob(saved.after or "") == b"the user's save\n"
+    after = await repo.snapshot()
+    deltas = {os.path.relpath(d.path, folder): d for d in await repo.deltas(checkpoint, after)}
+    assert set(deltas) == {"src/a.py", "agent.py"}
+    assert await repo.blob(deltas["src/a.py"].before or "") == b"the user's save\n"
+    assert after == await scanned_tree(repo)
+
+
+async def test_a_capture_is_refused_for_a_new_folder_and_its_paths_kept(
+    folder: Path, tmp_path: Path
+) -> None:
+    repo = repo_for(folder, tmp_path / "data")
+    first = await repo.snapshot()
+    (folder / "pkg").mkdir()
+    (folder / "pkg" / "m.py").write_text("m\n")
+    assert repo.capture() is None  # a folder is read whole: not on the prompt's path
+    second = await repo.snapshot()
+    assert [d.path for d in await repo.deltas(first, second)] == [str(folder / "pkg" / "m.py")]
