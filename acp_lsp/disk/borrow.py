@@ -30,7 +30,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 GIT_TIMEOUT_S = 120.0
-_CONVERTING = ("text", "eol", "crlf", "filter", "ident", "working-tree-encoding")
+_CONVERTING = (b"text", b"eol", b"crlf", b"filter", b"ident", b"working-tree-encoding")
 """The attributes under which a file's blob may differ from its bytes."""
 _MENTIONS = re.compile(rb"\b(text|eol|crlf|filter|ident|working-tree-encoding)\b|\[attr\]")
 """What an attributes file outside the tree must contain to convert anything (a macro may)."""
@@ -118,54 +118,71 @@ def _mentions_conversion(path: Path) -> bool:
         return True  # unreadable here, perhaps not to git
 
 
-async def _may_convert(root: str, common_dir: Path, index: Path) -> bool:
-    """Whether any attributes may apply to the checkout's files: a .gitattributes in the
-    index or at the top, or an attributes file outside the tree that mentions a converting
+def _names_gitattributes(index: Path) -> bool | None:
+    """Whether the index file names a .gitattributes (or a file whose name ends so), read
+    as bytes; None for an index whose names are compressed (version 4)."""
+    data = index.read_bytes()
+    if data[:4] != b"DIRC" or int.from_bytes(data[4:8], "big") not in (2, 3):
+        return None
+    return b".gitattributes\0" in data
+
+
+async def _may_convert(root: str, index: Path, outside: list[Path]) -> bool:
+    """Whether any attributes may apply to the files of ``index``: a .gitattributes in it or
+    at the top, or an attributes file ``outside`` the tree that mentions a converting
     attribute. (An untracked .gitattributes further down is not looked for.)"""
     if os.path.lexists(os.path.join(root, ".gitattributes")):
         return True
+    if any(_mentions_conversion(path) for path in outside):
+        return True
+    try:
+        named = await asyncio.to_thread(_names_gitattributes, index)
+    except OSError:
+        return True
+    if named is not None:
+        return named
     found = await _users_git(root, "ls-files", "-z", "--", ":(glob)**/.gitattributes", index=index)
-    if found is None or found[0] != 0 or found[1]:
-        return True
-    outside = await _outside_attributes(root, common_dir)
-    return any(_mentions_conversion(path) for path in outside)
+    return found is None or found[0] != 0 or bool(found[1])
 
 
-def _converts(values: list[bytes]) -> bool:
-    """Whether git may convert a file with these values of ``_CONVERTING`` (as check-attr
-    prints them) on its way into the index."""
-    text, eol, crlf, filter_, ident, encoding = values
-    if any(v not in (b"unspecified", b"unset") for v in (filter_, ident, encoding)):
-        return True
-    if text == b"unspecified":
-        text = crlf  # the old name of text (crlf=input: text with eol=lf)
-    if text == b"unset":
-        return False
-    return text != b"unspecified" or eol != b"unspecified"  # (eol implies text)
+def _converted(checked: bytes) -> set[bytes]:
+    """The paths whose files git may convert on their way into the index, from what
+    ``check-attr -z --all`` printed for them (a path, an attribute and its value each time)."""
+    fields = checked.split(b"\0")
+    always: set[bytes] = set()  # a filter, ident, an encoding, text (set, auto or a value)
+    implied: set[bytes] = set()  # eol or the old crlf: text, unless text is unset
+    off: set[bytes] = set()  # text unset; the old crlf unset (where text is unspecified)
+    for path, name, value in zip(fields[0::3], fields[1::3], fields[2::3], strict=False):
+        if name == b"text":
+            (off if value == b"unset" else always).add(path)
+        elif name == b"crlf":
+            (off if value == b"unset" else implied).add(path)
+        elif name == b"eol":
+            implied.add(path)
+        elif name in _CONVERTING and value != b"unset":
+            always.add(path)
+    return always | (implied - off)
 
 
 async def _converted_entries(root: str, index: Path) -> list[bytes] | None:
     """The entries of ``index`` (as ``ls-files -s -z`` prints them) whose files the user's
-    attributes may convert, or None when the user's git could not tell."""
+    attributes may convert; None when the user's git could not tell, or when most do (a
+    ``* text=auto``: the first ``git add -A`` then costs less with no index at all)."""
     listed = await _users_git(root, "ls-files", "-s", "-z", index=index)
     if listed is None or listed[0] != 0:
         return None
     entries = [e for e in listed[1].split(b"\0") if e]
-    paths = b"".join(e.split(b"\t", 1)[1] + b"\0" for e in entries)
+    paths = [e[e.find(b"\t") + 1 :] for e in entries]
+    # --all: only the attributes a path has (usually few), not a line for each asked
     checked = await _users_git(
-        root, "check-attr", "-z", "--stdin", *_CONVERTING, stdin=paths, index=index
+        root, "check-attr", "-z", "--all", "--stdin", stdin=b"\0".join(paths), index=index
     )
     if checked is None or checked[0] != 0:
         return None
-    fields = checked[1].split(b"\0")
-    step = 3 * len(_CONVERTING)  # path, attribute, value for each attribute of a path
-    neutral = [b"unspecified"] * len(_CONVERTING)
-    converted: set[bytes] = set()
-    for at in range(0, len(fields) - step + 1, step):
-        values = fields[at + 2 : at + step : 3]
-        if values != neutral and _converts(values):
-            converted.add(fields[at])
-    return [e for e in entries if e.split(b"\t", 1)[1] in converted]
+    converted = _converted(checked[1])
+    if 2 * len(converted) > len(entries):
+        return None
+    return [entry for entry, path in zip(entries, paths, strict=True) if path in converted]
 
 
 async def _forget_stat_data(root: str, git_dir: Path, entries: list[bytes]) -> bool:
@@ -204,25 +221,38 @@ async def _forget_stat_data(root: str, git_dir: Path, entries: list[bytes]) -> b
     return proc.returncode == 0
 
 
-async def _borrow_index(root: str, index: Path, common_dir: Path, git_dir: Path) -> None:
-    """Copy the user's ``index`` into the shadow repository, but no stat data of an entry
-    whose blob may not be its file's bytes."""
-    if await _autocrlf(root):
-        log.info("index of %s not borrowed: its git converts newlines (core.autocrlf)", root)
-        return
-    copy = git_dir / "index"
+def _copy(index: Path, copy: Path) -> str | None:
+    """Copy the user's index; why not, if it failed."""
     try:
         # copy2 keeps the index's mtime: git's "racily clean" check compares entries to it
         shutil.copy2(index, copy)
     except OSError as exc:
-        log.info("index of %s not borrowed: %s", root, exc)
         copy.unlink(missing_ok=True)
+        return str(exc)
+    return None
+
+
+async def _borrow_index(root: str, index: Path, common_dir: Path, git_dir: Path) -> None:
+    """Copy the user's ``index`` into the shadow repository, but no stat data of an entry
+    whose blob may not be its file's bytes."""
+    copy = git_dir / "index"
+    autocrlf, outside, failed = await asyncio.gather(
+        _autocrlf(root),
+        _outside_attributes(root, common_dir),
+        asyncio.to_thread(_copy, index, copy),
+    )
+    if failed is not None:
+        log.info("index of %s not borrowed: %s", root, failed)
         return
-    if not await _may_convert(root, common_dir, copy):
+    if autocrlf:
+        log.info("index of %s not borrowed: its git converts newlines (core.autocrlf)", root)
+        copy.unlink()
+        return
+    if not await _may_convert(root, copy, outside):
         return
     converted = await _converted_entries(root, copy)
     if converted is None or (converted and not await _forget_stat_data(root, git_dir, converted)):
-        log.info("index of %s not borrowed: its attributes could not be checked", root)
+        log.info("index of %s not borrowed: most of its files are converted, or unknown", root)
         copy.unlink(missing_ok=True)
     elif converted:
         log.info("%d files of %s hashed anew: git converts them", len(converted), root)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_lsp.disk.borrow import borrow_checkout
+from acp_lsp.disk.borrow import _converted, borrow_checkout
 from acp_lsp.disk.shadow import ShadowRepo, shadow_dir
 from tests.support.big_repo import git
 
@@ -128,3 +128,27 @@ async def test_only_the_converted_entries_lose_their_stat_data(tmp_path: Path) -
     )
     fresh = {shadow[at] for at in range(len(shadow) - 1) if "ctime: 0:0" in shadow[at + 1]}
     assert fresh == {"a.txt"}  # the others are still borrowed: not hashed again
+
+
+def test_which_attributes_convert(tmp_path: Path) -> None:
+    # as git decides (convert.c): text wins over the old crlf, and an unset text over eol
+    lines = {
+        "text.txt": "text",
+        "auto.txt": "text=auto",
+        "eol.txt": "eol=lf",
+        "old.txt": "crlf",
+        "lfs.bin": "filter=lfs -text",
+        "ident.txt": "ident",
+        "utf16.txt": "working-tree-encoding=UTF-16LE",
+        "unset.txt": "-text eol=crlf",
+        "old-unset.txt": "-crlf eol=lf",
+        "binary.png": "binary",
+        "diff.py": "diff=python",
+        "none.txt": "",
+    }
+    git(tmp_path, "init", "-q")
+    (tmp_path / ".gitattributes").write_text("".join(f"{n} {a}\n" for n, a in lines.items()))
+    names = "\0".join(lines).encode()
+    checked = git(tmp_path, "check-attr", "-z", "--all", "--stdin", stdin=names)
+    converting = ["text.txt", "auto.txt", "eol.txt", "old.txt", "lfs.bin", "ident.txt", "utf16.txt"]
+    assert _converted(checked) == {name.encode() for name in converting}
