@@ -212,7 +212,12 @@ function M.jump(session_id, dir)
   end
   local rows = {}
   for i, block in ipairs(session.blocks) do
-    if block.type == 'tool_call' and session.permissions[block.id] and view.starts[i] then
+    if
+      block.type == 'tool_call'
+      and session.permissions[block.id]
+      and i >= (view.first or 1)
+      and view.starts[i]
+    then
       table.insert(rows, view.starts[i] + 1)
     end
   end

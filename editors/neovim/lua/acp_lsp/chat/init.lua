@@ -66,7 +66,7 @@ local function create_view(session)
   require('acp_lsp.chat.prompt').setup_buffer(input, session.id)
 
   local actions = require('acp_lsp.actions')
-  map(buf, 'n', '<CR>', M.open_item, 'Open the file / location under the cursor')
+  map(buf, 'n', '<CR>', M.open_item, 'Open the file / location under the cursor, or show earlier items')
   map(buf, 'n', 'ga', function()
     actions.review('accept')
   end, 'Accept the change under the cursor')
@@ -247,6 +247,9 @@ end
 
 --- <CR> in the transcript: jump to the location / file of the line under the cursor.
 function M.open_item()
+  if view_mod.show_earlier() then
+    return
+  end
   local item = M.item_at_cursor()
   if not item then
     return

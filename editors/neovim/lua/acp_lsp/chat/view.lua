@@ -19,6 +19,15 @@ local ns = vim.api.nvim_create_namespace('acp_lsp.chat')
 ---@field follow table<integer, integer>? windows to move to the end: win -> row left at
 ---@field follow_scheduled boolean?
 ---@field terminals table<string, integer>? terminal id -> index of the block showing it
+---@field first integer? first block in the buffer: the ones before it are behind a "show earlier" line
+---@field earlier integer? blocks shown beyond M.WINDOW, asked for with "show earlier"
+
+--- Blocks a chat shows when drawn whole (opened, resumed, reset): a session of 10,000 messages
+--- would be 76,000 lines that markdown highlighting parses and keeps trees of (seconds to open,
+--- ~200 MB, a stalling parse while the user types). The older ones wait behind one line at the
+--- top; <CR> there shows M.MORE more. Streaming appends to what is shown, however long.
+M.WINDOW = 1000
+M.MORE = 1000
 
 ---@type table<string, acp_lsp.ChatView>
 M.views = {}
@@ -83,9 +92,32 @@ function M.block_end(view, i)
   return vim.api.nvim_buf_line_count(view.buf)
 end
 
+--- The "show earlier" line of a chat that hides its first `hidden` blocks.
+function M.earlier_line(hidden)
+  local more = math.min(hidden, M.MORE)
+  return ('⋯ %d earlier item%s not shown: <CR> on this line shows %d more'):format(
+    hidden,
+    hidden == 1 and '' or 's',
+    more
+  )
+end
+
 function M.render_all(session, view)
   local lines, hls, starts, sections = {}, {}, {}, {}
-  for i, block in ipairs(session.blocks) do
+  local n = #session.blocks
+  local first = math.max(1, n - M.WINDOW - (view.earlier or 0) + 1)
+  view.first = first
+  if first > 1 then
+    -- The hidden blocks all start at row 0, the "show earlier" line: block_at finds them
+    -- there, and every block after keeps a dense index.
+    lines[1] = M.earlier_line(first - 1)
+    table.insert(hls, { 0, 'Comment' })
+    for i = 1, first - 1 do
+      starts[i], sections[i] = 0, {}
+    end
+  end
+  for i = first, n do
+    local block = session.blocks[i]
     if i > 1 then
       table.insert(lines, '')
     end
@@ -173,6 +205,9 @@ local function render_tail(session, view, first)
 end
 
 local function render_block(session, view, index)
+  if index < (view.first or 1) then
+    return -- behind the "show earlier" line
+  end
   if not view.starts[index] then
     return M.render_all(session, view)
   end
@@ -372,7 +407,7 @@ function M.item_at_cursor(win)
   end
   local row = vim.api.nvim_win_get_cursor(win)[1] - 1
   local index = M.block_at(view, row)
-  if not index then
+  if not index or index < (view.first or 1) then
     return nil
   end
   local session = sessions.by_id[id]
@@ -408,7 +443,7 @@ function M.foldexpr()
   end
   local row = vim.v.lnum - 1
   local index = M.block_at(view, row)
-  local block = index and session.blocks[index]
+  local block = index and index >= (view.first or 1) and session.blocks[index]
   if not block or block.type ~= 'message' or block.role ~= 'thought' then
     return '0'
   end
@@ -416,6 +451,28 @@ function M.foldexpr()
     return '>1'
   end
   return row < M.block_end(view, index) and '1' or '0'
+end
+
+--- <CR> on the "show earlier" line of the current chat window: M.MORE more blocks, the
+--- cursor staying on the block that was first. False when the cursor is not on that line.
+---@return boolean
+function M.show_earlier()
+  local win = vim.api.nvim_get_current_win()
+  local buf = vim.api.nvim_win_get_buf(win)
+  local id = vim.b[buf].acp_session_id
+  local view = id and M.views[id]
+  local session = id and sessions.by_id[id]
+  local first = view and view.first or 1
+  if not view or view.buf ~= buf or not session or first <= 1 then
+    return false
+  end
+  if vim.api.nvim_win_get_cursor(win)[1] - 1 >= view.starts[first] then
+    return false
+  end
+  view.earlier = (view.earlier or 0) + M.MORE
+  M.render_all(session, view)
+  vim.api.nvim_win_set_cursor(win, { view.starts[first] + 1, 0 })
+  return true
 end
 
 function M.foldtext()
