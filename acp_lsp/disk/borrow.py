@@ -87,19 +87,20 @@ async def _rev_parse(root: str) -> list[str] | None:
 
 
 async def _autocrlf(root: str) -> bool:
-    """Whether the user's git converts newlines of files no attribute speaks of (its effective
-    ``core.autocrlf`` is true or input, or cannot be read)."""
-    ran = await _users_git(root, "config", "--type=bool-or-str", "--get", "core.autocrlf")
-    if ran is None or ran[0] not in (0, 1):  # (a git before 2.31 has no bool-or-str)
+    """Whether the user's git converts newlines of files no attribute speaks of: its
+    effective ``core.autocrlf`` is true or input, or anything but plainly false."""
+    ran = await _users_git(root, "config", "--get", "core.autocrlf")
+    if ran is None or ran[0] not in (0, 1):
         return True
-    return ran[0] == 0 and ran[1].strip() != b"false"
+    # (git's false; an empty value is false too, but a key without "=" true: both print "")
+    return ran[0] == 0 and ran[1].strip().lower() not in (b"false", b"no", b"off", b"0")
 
 
 async def _outside_attributes(root: str, common_dir: Path) -> list[Path]:
     """The attributes files outside the tree that apply to the checkout: its
     ``info/attributes`` and the user's global one. (The system file, which this git does not
     name, is not looked at.)"""
-    ran = await _users_git(root, "config", "--type=path", "--get", "core.attributesFile")
+    ran = await _users_git(root, "config", "--path", "--get", "core.attributesFile")
     if ran is not None and ran[0] == 0:
         named = Path(os.fsdecode(ran[1].rstrip(b"\n")))
         own = named if named.is_absolute() else Path(root, named)

@@ -64,10 +64,13 @@ async def first_blobs(repo: ShadowRepo) -> dict[str, bytes]:
     return blobs
 
 
-async def test_core_autocrlf_the_first_snapshot_holds_the_crlf_bytes(tmp_path: Path) -> None:
-    # Git for Windows' default: LF in the index, CRLF on disk
+@pytest.mark.parametrize("autocrlf", ["true", "input"])
+async def test_core_autocrlf_the_first_snapshot_holds_the_crlf_bytes(
+    tmp_path: Path, autocrlf: str
+) -> None:
+    # true is Git for Windows' default: LF in the index, CRLF on disk
     folder = tmp_path / "project"
-    checkout(folder, {"a.txt": CRLF, "src/a.py": PYTHON}, {"core.autocrlf": "true"})
+    checkout(folder, {"a.txt": CRLF, "src/a.py": PYTHON}, {"core.autocrlf": autocrlf})
     assert git(folder, "cat-file", "blob", ":a.txt") == b"one\ntwo\n"
     user_git = digest(folder / ".git")
     repo = shadow_for(folder, tmp_path / "data")
