@@ -257,8 +257,12 @@ async def measure_kind(
             "changed",
             "anchor_changed_snapshot",
             "anchor_changed",
+            "prompt",
+            "prompt_stored",
+            "anchor_prompt",
         )
     }
+    captured = 0
     deltas: list[int] = []
     for r in range(rounds):
         pair = [("", ours), ("anchor_", anchor)]
@@ -280,6 +284,23 @@ async def measure_kind(
             figures[prefix + "changed"].append(whole)
             deltas.append(count)
         same.append(trees[""] == trees["anchor_"])
+        # the prompt path after a user's save between turns: ours reads the change before the
+        # prompt goes out (capture) and stores it after; the anchors' way waits for a snapshot
+        with targets[(r + 1) % len(targets)].open("ab") as fh:
+            fh.write(b"# saved before round %d's prompt\n" % r)
+        for prefix, repo in pair:
+            started = time.perf_counter()
+            if prefix:
+                trees[prefix] = await repo.snapshot()
+            else:
+                changes = repo.capture()
+                figures["prompt"].append(ms_since(started))
+                captured += changes is not None
+                trees[prefix] = await repo.snapshot(changes)
+            figures[prefix + ("prompt_stored" if not prefix else "prompt")].append(
+                ms_since(started)
+            )
+        same.append(trees[""] == trees["anchor_"])
         ours_tree = trees[""]
     ours.close()
     anchor.close()
@@ -291,7 +312,8 @@ async def measure_kind(
     out["changed_ratio"] = out["changed_ms"] / out["anchor_changed_ms"]
     out["first_ratio"] = out["first_ms"] / out["anchor_first_ms"]
     out["prompt_unchanged_ms"] = out["unchanged_ms"]
-    out["prompt_changed_ms"] = out["changed_snapshot_ms"]
+    out["prompt_changed_ms"] = out["prompt_ms"]
+    out["prompt_captured"] = f"{captured} of {rounds}"
     out["shadow_index_mb"] = (ours.git_dir / "index").stat().st_size / 1e6
     return out
 
@@ -378,7 +400,8 @@ ROWS: list[tuple[str, str]] = [
     ("first snapshot (a), ms", "first"),
     ("unchanged folder (b), ms", "unchanged"),
     ("one changed file: snapshot + deltas + both texts (c), ms", "changed"),
-    ("prompt path after a change: the snapshot alone (f), ms", "changed_snapshot"),
+    ("a tool call's snapshot alone, one changed file, ms", "changed_snapshot"),
+    ("prompt path after a user's save (f): what the prompt waits for, ms", "prompt"),
 ]
 
 
@@ -453,9 +476,9 @@ def goals(cases: list[JsonObject]) -> list[JsonObject]:
         "all",
         not failed,
     )
-    prompt = max((c["changed_snapshot_ms"] for c in ok), default=float("nan"))
+    prompt = max((c["prompt_ms"] for c in ok), default=float("nan"))
     goal(
-        "disk: prompt path, the snapshot after one change (every size, both kinds)",
+        "disk: prompt path after one change, what the prompt waits for (every size, both kinds)",
         f"{_ms(prompt)} ms at most (unchanged: {_ms(worst)} ms)",
         "≤ 2 ms added",
         prompt <= 2,

@@ -293,6 +293,7 @@ class ShadowRepo:
         return await self._trees.apply(self._tree, changes, ignored)
 
     async def _read_trees(self, names: list[str]) -> list[tuple[str, bytes, bytes] | None]:
+        """Objects by name (``cat-file --batch``), each as (kind, binary id, contents)."""
         lines = "".join(f"{name}\n" for name in names)
         return parse_batch(await self._git("cat-file", "--batch", stdin=os.fsencode(lines)))
 
@@ -364,6 +365,13 @@ class ShadowRepo:
 
     async def blob(self, blob: str) -> bytes:
         return await self._git("cat-file", "blob", blob)
+
+    async def blobs(self, ids: set[str]) -> dict[str, bytes]:
+        """Many blobs by id, from one git process (a missing one is left out)."""
+        if not ids:
+            return {}
+        found = await self._read_trees(sorted(ids))
+        return {oid.hex(): data for kind, oid, data in filter(None, found) if kind == "blob"}
 
     async def keep(self, refs: dict[str, str]) -> None:
         """Point refs (``refs/checkpoints/...``) at trees, so that pruning keeps them."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
-from acp_lsp.disk.shadow import FileDelta, ShadowError, ShadowRepo
+from acp_lsp.disk.shadow import FileDelta, ShadowError
 from acp_lsp.editor.disk_sync import DiskSync
 from acp_lsp.editor.files import DocumentFiles
 from acp_lsp.session import Session
@@ -111,23 +111,27 @@ class CheckpointRestore:
                 if later.after is not None and later.root == checkpoint.root:
                     for delta in await repo.deltas(later.before, later.after):
                         steps.setdefault(delta.path, []).append(delta)
+            # every text of the restore from one git process (not one per file)
+            ids = {b for deltas in steps.values() for d in deltas for b in (d.before, d.after)}
+            blobs = await repo.blobs({b for b in ids if b is not None})
         except ShadowError as exc:
             raise BackendError(p.INTERNAL_ERROR, f"cannot read the checkpoint: {exc}") from None
         return [
-            await self._file(session, repo, path, deltas, dry_run) for path, deltas in steps.items()
+            await self._file(session, blobs, path, deltas, dry_run)
+            for path, deltas in steps.items()
         ]
 
     async def _file(
         self,
         session: Session,
-        repo: ShadowRepo,
+        blobs: dict[str, bytes],
         path: str,
         deltas: list[FileDelta],
         dry_run: bool,
     ) -> JsonObject:
         out: JsonObject = {"path": path, "change": _change(deltas)}
         try:
-            steps = [Step(await _blob(repo, d.before), await _blob(repo, d.after)) for d in deltas]
+            steps = [Step(_blob(blobs, d.before), _blob(blobs, d.after)) for d in deltas]
             current = _read(path)
             target = plan_restore(current, steps)
             if target == current:
@@ -162,8 +166,12 @@ def _change(deltas: list[FileDelta]) -> str:
     return "deleted" if deltas[-1].after is None else "modified"
 
 
-async def _blob(repo: ShadowRepo, blob: str | None) -> Data:
-    return None if blob is None else await repo.blob(blob)
+def _blob(blobs: dict[str, bytes], blob: str | None) -> Data:
+    if blob is None:
+        return None
+    if blob not in blobs:
+        raise ShadowError(f"the text {blob} is gone from the checkpoint store")
+    return blobs[blob]
 
 
 def _read(path: str) -> Data:

@@ -52,6 +52,8 @@ BASELINE_WAIT_S = 2.0
 WATCH_WAIT_S = 30.0
 """How long a prompt waits for its folder's watcher to start (a walk of its folders), or for
 the snapshot where no watcher runs."""
+BLOBS_AT_ONCE = 100
+"""Changed files whose texts one git process reads (a branch switch changes thousands)."""
 DISK_TOOL_CALL = "acp-lsp-disk-"
 """Id prefix of the tool call the bridge adds for changes made outside any tool call."""
 
@@ -280,12 +282,16 @@ class DiskSync:
         named = self._named_paths(session, sandbox)
         others: set[str] | None = None
         synced: list[JsonObject] = []
-        for delta in deltas:
+        blobs: dict[str, bytes] = {}
+        for at, delta in enumerate(deltas):
+            if at % BLOBS_AT_ONCE == 0:  # both texts of many files from one git process
+                ids = {b for d in deltas[at : at + BLOBS_AT_ONCE] for b in (d.before, d.after)}
+                blobs = await tracker.repo.blobs({b for b in ids if b is not None})
             if not (sandbox.allow_outside or sandbox.contains(delta.path)):
                 continue
             if self._files.is_own(delta.path, delta.after):
                 continue  # the bridge's own write (an fs write, a review undo): reviewed there
-            texts = await self._texts(tracker.repo, delta)
+            texts = self._texts(blobs, delta)
             if texts is None:
                 continue
             before, after = texts
@@ -366,14 +372,17 @@ class DiskSync:
         return tool_call_id
 
     @staticmethod
-    async def _texts(repo: ShadowRepo, delta: FileDelta) -> tuple[str | None, str | None] | None:
+    def _texts(blobs: dict[str, bytes], delta: FileDelta) -> tuple[str | None, str | None] | None:
         """Both sides as text; None for a binary or huge file (not merged, not reviewable)."""
         out: list[str | None] = []
         for blob in (delta.before, delta.after):
             if blob is None:
                 out.append(None)
                 continue
-            data = await repo.blob(blob)
+            data = blobs.get(blob)
+            if data is None:
+                log.info("%s changed on disk but its text is gone from the store", delta.path)
+                return None
             if len(data) > MAX_TEXT_BYTES:
                 log.info("%s changed on disk but is too large to track", delta.path)
                 return None
