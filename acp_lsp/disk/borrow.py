@@ -169,21 +169,24 @@ async def _converted_entries(root: str, index: Path) -> list[bytes] | None:
     """The entries of ``index`` (as ``ls-files -s -z`` prints them) whose files the user's
     attributes may convert; None when the user's git could not tell, or when most do (a
     ``* text=auto``: the first ``git add -A`` then costs less with no index at all)."""
-    listed = await _users_git(root, "ls-files", "-s", "-z", index=index)
+    listed = await _users_git(root, "ls-files", "-z", index=index)
     if listed is None or listed[0] != 0:
         return None
-    entries = [e for e in listed[1].split(b"\0") if e]
-    paths = [e[e.find(b"\t") + 1 :] for e in entries]
     # --all: only the attributes a path has (usually few), not a line for each asked
     checked = await _users_git(
-        root, "check-attr", "-z", "--all", "--stdin", stdin=b"\0".join(paths), index=index
+        root, "check-attr", "-z", "--all", "--stdin", stdin=listed[1], index=index
     )
     if checked is None or checked[0] != 0:
         return None
     converted = _converted(checked[1])
-    if 2 * len(converted) > len(entries):
+    if not converted:
+        return []
+    if 2 * len(converted) > listed[1].count(b"\0"):
         return None
-    return [entry for entry, path in zip(entries, paths, strict=True) if path in converted]
+    staged = await _users_git(root, "ls-files", "-s", "-z", index=index)
+    if staged is None or staged[0] != 0:
+        return None
+    return [e for e in staged[1].split(b"\0") if e and e[e.find(b"\t") + 1 :] in converted]
 
 
 async def _forget_stat_data(root: str, git_dir: Path, entries: list[bytes]) -> bool:
