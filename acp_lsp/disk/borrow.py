@@ -15,7 +15,8 @@ on disk) or attributes (``text``, ``eol``, a ``filter`` such as git-lfs's pointe
 ``ident``, ``working-tree-encoding``). The shadow repository stores raw bytes, and an undo
 writes back what it stores, so such an entry's stat data must not vouch for the file: with
 ``core.autocrlf`` the index is not borrowed at all; with attributes, the entries they convert
-lose their stat data in the copy and the first ``git add -A`` hashes those files as they are.
+lose their stat data in the copy and the first ``git add -A`` hashes those files as they are
+(or, when they are most of the index, as with ``* text=auto``, no index is borrowed).
 """
 
 from __future__ import annotations
