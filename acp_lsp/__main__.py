@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -91,6 +92,11 @@ def _start_io(server: AcpLanguageServer, end: Ending) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
+    # Everything built on the way to ``initialize`` lives as long as the process (modules,
+    # classes, lsprotocol's converter), yet its allocations set off a full cycle collection
+    # (about 30 ms) before the answer: the collector waits, and lifecycle's ``initialize``
+    # handler starts it again once the answer is written.
+    gc.disable()
     from acp_lsp.app import create_server
     from acp_lsp.features.lifecycle import ending
 

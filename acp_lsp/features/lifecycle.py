@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -16,14 +17,15 @@ import threading
 import time
 import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from acp_lsp.backends.wire_tree import Proc, process_tree, signal_tree
-from acp_lsp.platform.stop import KILL, signal_group
 from acp_lsp.server import AcpLanguageServer
+
+if TYPE_CHECKING:
+    from acp_lsp.platform.proc import Proc
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +63,10 @@ class Ending:
         if self._finishing:
             return
         self._finishing = True
+        # the process tools load when the server ends, not on the way to ``initialize``
+        from acp_lsp.backends.wire_tree import signal_tree
+        from acp_lsp.platform.stop import KILL
+
         built = self.server.__dict__  # the editor side and the hub exist once used
         pids = _child_pids(self.server)
         trees = _trees(pids)
@@ -110,6 +116,8 @@ class Ending:
             "the event loop did not run the end in %.0f s: killing agents, exiting", LOOP_WAIT_S
         )
         with contextlib.suppress(Exception):  # read from another thread: best effort
+            from acp_lsp.platform.stop import KILL
+
             _signal_groups(_child_pids(self.server), KILL)
         logging.shutdown()
         os._exit(self.code)
@@ -173,6 +181,7 @@ def register(server: AcpLanguageServer) -> None:
         not_an_object = raw is not None and not isinstance(raw, Mapping)
 
         def start() -> None:
+            gc.enable()  # paused by acp-lsp's serve() until the answer is written
             server.hub.workspace_folders = folders
             if not_an_object:
                 server.editor.show_message(
@@ -263,6 +272,8 @@ def _child_pids(server: AcpLanguageServer) -> list[int]:
 def _trees(pids: list[int]) -> list[Proc]:
     """Every process under those groups, wherever its own group is: Claude Code and Codex
     run each shell command in a session of its own, which signalling the group misses."""
+    from acp_lsp.backends.wire_tree import process_tree
+
     found: dict[tuple[int, float], Proc] = {}
     for pid in pids:
         for proc in process_tree(pid):
@@ -271,5 +282,7 @@ def _trees(pids: list[int]) -> list[Proc]:
 
 
 def _signal_groups(pids: list[int], sig: signal.Signals) -> None:
+    from acp_lsp.platform.stop import signal_group
+
     for pid in pids:
         signal_group(pid, sig)

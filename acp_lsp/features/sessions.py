@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pygls.exceptions import JsonRpcException
 
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
-from acp_lsp.editor.checkpoint_restore import CheckpointRestore
 from acp_lsp.server import AcpLanguageServer
-from acp_lsp.session import Session
+
+if TYPE_CHECKING:
+    # the session model and the disk side load with the hub, after start-up
+    from acp_lsp.editor.checkpoint_restore import CheckpointRestore
+    from acp_lsp.session import Session
 
 JsonObject = dict[str, Any]
 P = TypeVar("P", bound="p.Params")  # a string: the models load after start-up
@@ -229,6 +232,8 @@ def register(server: AcpLanguageServer) -> None:
 
 
 def _restorer(server: AcpLanguageServer) -> CheckpointRestore:
+    from acp_lsp.editor.checkpoint_restore import CheckpointRestore
+
     return CheckpointRestore(server.editor.files, server.editor.disk)
 
 

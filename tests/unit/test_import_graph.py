@@ -124,13 +124,16 @@ def test_every_module_is_short() -> None:
 
 
 def test_building_the_server_leaves_the_heavy_imports_for_later() -> None:
-    """initialize is answered by a server built without pydantic, the settings or the hub:
-    they load right after the answer (docs/performance.md, Startup)."""
+    """initialize is answered by a server built without pydantic, the settings, the hub, the
+    session model or the disk side: they load right after the answer (docs/performance.md,
+    Startup)."""
     probe = (
         "import sys\n"
         "from acp_lsp.app import create_server\n"
         "create_server()\n"
-        "heavy = ('pydantic', 'acp_lsp.config', 'acp_lsp.hub', 'acp_lsp.editor.port')\n"
+        "heavy = ('pydantic', 'acp_lsp.config', 'acp_lsp.hub', 'acp_lsp.editor.port',\n"
+        "         'acp_lsp.session', 'acp_lsp.editor.checkpoint_restore',\n"
+        "         'acp_lsp.backends.wire_tree')\n"
         "print(' '.join(name for name in heavy if name in sys.modules))\n"
     )
     out = subprocess.run(
