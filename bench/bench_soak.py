@@ -13,6 +13,13 @@ zombies. tests/e2e/test_production_soak.py runs the same for a minute and assert
     ./run bench --only soak                              # 10 minutes, 8 sessions
     BENCH_SOAK_SECONDS=120 BENCH_SOAK_SESSIONS=4 ./run bench --only soak
     python bench/bench_soak.py run SPEC.json             # one run (what the section calls)
+    python bench/bench_soak.py memory [TURNS] [CALLS]    # bytes a session keeps per tool call
+
+``memory`` is the unit-level part of the soak's memory figure, in one process and without an
+agent: one Session, recorded into a real history store as the bridge does, takes TURNS turns
+of CALLS tool calls shaped like claude-agent-acp's whole-file Writes (rawInput with the file,
+a diff item with the old and new text), and tracemalloc tells what it still holds after each
+turn, with old calls' large fields left to the store and with them kept (no loader).
 """
 
 from __future__ import annotations
@@ -192,7 +199,86 @@ def _report(
     )
 
 
+def _write_call(turn: int, n: int, size: int) -> tuple[JsonObject, JsonObject]:
+    """A whole-file Write as claude-agent-acp reports it: the call, then its completion."""
+    path = f"/w/src/file_{n % 40}.py"
+    old = f"# turn {turn - 1} file {n}\n" + "x = 1\n" * (size // 6)
+    new = f"# turn {turn} file {n}\n" + "y = 2\n" * (size // 6)
+    call_id = f"toolu_{turn:04d}_{n:03d}"
+    start = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": call_id,
+        "title": f"Write {path}",
+        "kind": "edit",
+        "status": "pending",
+        "rawInput": {"file_path": path, "content": new},
+        "content": [{"type": "diff", "path": path, "oldText": old, "newText": new}],
+        "locations": [{"path": path}],
+    }
+    done = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": call_id,
+        "status": "completed",
+        "rawOutput": {"type": "update", "filePath": path, "content": new},
+    }
+    return start, done
+
+
+async def memory(turns: int, calls: int, size: int = 4096) -> JsonObject:
+    """Bytes one recorded session holds per tool call, evicting and not (tracemalloc)."""
+    import tracemalloc
+
+    from acp_lsp.history.recorder import Recorder
+    from acp_lsp.history.store import HistoryStore
+    from acp_lsp.session import Session
+
+    out: JsonObject = {"turns": turns, "calls_per_turn": calls, "file_bytes": size}
+    for mode in ("evict", "keep"):
+        with tempfile.TemporaryDirectory() as tmp:
+            recorder = Recorder(
+                lambda tmp=tmp: HistoryStore(Path(tmp) / "h.sqlite3"),
+                redact=lambda value: value,
+                on_error=lambda message: None,
+                spawn=lambda coro, name: asyncio.ensure_future(coro),
+            )
+            tracemalloc.start()
+            base = tracemalloc.get_traced_memory()[0]
+            session = Session("soak", "claude", "/w")
+            recorder.track(session, None, "acp")
+            if mode == "keep":
+                session.set_tool_call_loader(None)
+            await recorder.flush()
+            held: list[int] = []
+            for turn in range(1, turns + 1):
+                session.begin_turn()
+                session.add_user_prompt([{"type": "text", "text": f"turn {turn}"}])
+                for n in range(calls):
+                    for update in _write_call(turn, n, size):
+                        recorder.observe(session, session.apply_update(update))
+                    await recorder.flush()
+                session.finish_turn("cancelled")
+                await recorder.flush()
+                held.append(tracemalloc.get_traced_memory()[0] - base)
+            tracemalloc.stop()
+            whole = session.tool_calls()  # everything read back: what the store gives
+            await recorder.close()
+        per_call = (held[-1] - held[0]) / (calls * (turns - 1)) if turns > 1 else 0.0
+        out[mode] = {
+            "held_kb_after_each_turn": [round(b / 1024) for b in held],
+            "bytes_per_call": round(per_call),
+            "evicted": session.evicted_tool_calls(),
+            "calls": len(whole),
+            "whole_content_bytes": sum(len(json.dumps(c)) for c in whole),
+        }
+    return out
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["memory"]:
+        numbers = [int(a) for a in argv[1:3]]
+        result = asyncio.run(memory(*(numbers or [20, 50])))
+        sys.stdout.write(json.dumps(result) + "\n")
+        return 0
     if len(argv) != 2 or argv[0] != "run":
         sys.stderr.write(__doc__ or "")
         return 2

@@ -22,7 +22,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from acp_lsp.history.schema import search_copy
-from acp_lsp.history.store import Batch, HistoryStore, SessionRow, StoreError
+from acp_lsp.history.snapshot import SessionRow
+from acp_lsp.history.store import Batch, HistoryStore, StoreError
 from acp_lsp.session import Session
 from acp_lsp.session.messages import Message, StreamMark
 
@@ -52,6 +53,9 @@ class _State:
     # The last message's index and where its stored copy ends (Message.stream_mark): later
     # text is appended to the store instead of rewriting the whole message.
     tail: tuple[int, StreamMark] | None = None
+    # Tool calls in the batch being written, at their revisions: once it is written, the
+    # session may drop their large fields (Session.tool_calls_stored).
+    written: list[tuple[str, int]] = field(default_factory=list)
 
 
 class Recorder:
@@ -123,12 +127,23 @@ class Recorder:
         if state is None or state.session is not session:
             state = _State(session, now(), agent_session_id, protocol)
             self._states[session.session_id] = state
+        session.set_tool_call_loader(self._read_back)
         self._mark(state)
         if self._loop is None:
             self._loop = self._spawn(self._run(), name="history writer")
 
     def forget(self, session_id: str) -> None:
-        self._states.pop(session_id, None)
+        state = self._states.pop(session_id, None)
+        if state is not None:
+            # its stored copy goes: what the session dropped from memory comes back first
+            state.session.restore_tool_calls()
+            state.session.set_tool_call_loader(None)
+
+    def _read_back(self, session_id: str, tool_call_ids: list[str]) -> dict[str, JsonObject]:
+        store = self._store
+        if store is None:
+            raise StoreError("the history store is closed")
+        return store.read_tool_calls(session_id, tool_call_ids)
 
     def observe(self, session: Session, updates: list[JsonObject]) -> None:
         state = self._states.get(session.session_id)
@@ -172,7 +187,8 @@ class Recorder:
         store = await self.store()
         if store is None or self._closed:
             return
-        batch = self._batch()
+        written: list[_State] = []
+        batch = self._batch(written)
         if not batch:
             return
         try:
@@ -182,14 +198,22 @@ class Recorder:
             if not self._failed:
                 self._failed = True
                 self._on_error(f"acp-lsp: session history stopped: {store.path}: {exc}")
+            return
+        for state in written:
+            if self._states.get(state.session.session_id) is state and not self._failed:
+                state.session.tool_calls_stored(state.session.session_id, state.written)
+            state.written = []
 
-    def _batch(self) -> Batch:
-        """What changed since the last flush; from then on it counts as written."""
+    def _batch(self, written: list[_State] | None = None) -> Batch:
+        """What changed since the last flush; from then on it counts as written. The states
+        whose tool calls it holds join ``written``."""
         dirty, self._dirty = self._dirty, []
         batch = Batch()
         for state in dirty:
             if state.dirty and self._states.get(state.session.session_id) is state:
                 self._collect(state, batch)
+                if written is not None and state.written:
+                    written.append(state)
         return batch
 
     def _collect(self, state: _State, batch: Batch) -> None:
@@ -227,12 +251,14 @@ class Recorder:
             )
             state.tail = (idx, mark) if mark is not None and idx == count - 1 else None
         state.messages = count
+        state.written = []
         for call_id in state.calls:
             call = session.tool_call(call_id)
             if call is not None:
-                batch.tool_calls.append(
-                    (sid, call_id, positions.get(call_id), json.dumps(self._redact(call)))
-                )
+                stored = self._redact(call)
+                batch.tool_calls.append((sid, call_id, positions.get(call_id), json.dumps(stored)))
+                if stored == call:  # a call with a secret scrubbed stays whole in memory
+                    state.written.append((call_id, session.tool_call_revision(call_id)))
         state.calls = set()
         batch.sessions.append(
             SessionRow(

@@ -14,7 +14,8 @@ from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
 from acp_lsp.history.export import primer, to_markdown
 from acp_lsp.history.recorder import Recorder
-from acp_lsp.history.store import HistoryStore, SessionRow
+from acp_lsp.history.snapshot import SessionRow
+from acp_lsp.history.store import HistoryStore
 from acp_lsp.session import Session
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from acp_lsp.history.schema import MIGRATIONS, SCHEMA_VERSION
-from acp_lsp.session.checkpoints import mark_messages, stored_ordinals
+from acp_lsp.history.snapshot import SessionRow, parse_all, stored_snapshot
 
 JsonObject = dict[str, Any]
 T = TypeVar("T")
@@ -31,21 +31,6 @@ T = TypeVar("T")
 
 class StoreError(Exception):
     """The store cannot be used (corrupt, locked, read-only, wrong version)."""
-
-
-@dataclass
-class SessionRow:
-    id: str
-    agent: str
-    created_at: str
-    updated_at: str
-    agent_session_id: str | None = None
-    protocol: str | None = None
-    cwd: str | None = None
-    title: str | None = None
-    status: str | None = None
-    message_count: int = 0
-    extras: JsonObject | None = None
 
 
 @dataclass
@@ -72,6 +57,7 @@ class HistoryStore:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="acp-history")
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()
+        self._reader: sqlite3.Connection | None = None  # read_tool_calls's, on the event loop
 
     # -- lifecycle (store thread) --------------------------------------------------------
     def open(self) -> None:
@@ -100,6 +86,10 @@ class HistoryStore:
         if self._db is not None:
             self._db.close()
             self._db = None
+        with self._lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(*args)`` in the store's thread."""
@@ -254,6 +244,38 @@ class HistoryStore:
         return int(page * count)
 
     # -- reads ---------------------------------------------------------------------------
+    def read_tool_calls(self, session_id: str, tool_call_ids: list[str]) -> dict[str, JsonObject]:
+        """The stored states of these tool calls (those found): what a live session dropped
+        from memory, read back when a snapshot, an export or the review needs it.
+
+        The one read made from the event loop, not the store's thread: it serves synchronous
+        readers of a session. It has its own read-only connection, so it never waits for a
+        write under way (WAL: it sees the last commit), and reads a few rows by key.
+        """
+        with self._lock:
+            if self._reader is None:
+                try:
+                    self._reader = sqlite3.connect(
+                        self.path.resolve().as_uri() + "?mode=ro",
+                        uri=True,
+                        timeout=1.0,
+                        check_same_thread=False,
+                        isolation_level=None,
+                    )
+                except sqlite3.Error as exc:
+                    raise StoreError(f"{self.path}: {exc}") from None
+            found: dict[str, JsonObject] = {}
+            for start in range(0, len(tool_call_ids), 500):
+                chunk = tool_call_ids[start : start + 500]
+                rows = self._reader.execute(
+                    "SELECT tool_call_id, state FROM tool_calls WHERE session_id=? AND "
+                    f"tool_call_id IN ({','.join('?' * len(chunk))})",
+                    (session_id, *chunk),
+                ).fetchall()
+                states = parse_all([row[1] for row in rows])
+                found.update(zip([row[0] for row in rows], states, strict=True))
+            return found
+
     def session_row(self, session_id: str) -> SessionRow | None:
         row = self.db.execute(
             """SELECT id, agent, created_at, updated_at, agent_session_id, protocol, cwd, title,
@@ -303,66 +325,7 @@ class HistoryStore:
     def snapshot(self, session_id: str) -> JsonObject | None:
         """The stored SessionSnapshot (status "stored"), or None."""
         row = self.session_row(session_id)
-        if row is None:
-            return None
-        db = self.db
-        appended: dict[int, list[str]] = {}
-        for idx, text in db.execute(
-            "SELECT idx, text FROM message_appends WHERE session_id=? ORDER BY rowid",
-            (session_id,),
-        ):
-            appended.setdefault(idx, []).append(text)
-        messages: list[JsonObject] = []
-        order: list[tuple[int, JsonObject]] = []
-        for idx, pos, role, message_id, content in db.execute(
-            "SELECT idx, pos, role, message_id, content FROM messages WHERE session_id=? "
-            "ORDER BY idx",
-            (session_id,),
-        ):
-            message: JsonObject = {"role": role, "content": _with_appended(content, appended, idx)}
-            if message_id is not None:
-                message["messageId"] = message_id
-            order.append((pos, {"message": len(messages)}))
-            messages.append(message)
-        calls = []
-        for tool_call_id, pos, state in db.execute(
-            "SELECT tool_call_id, pos, state FROM tool_calls WHERE session_id=? ORDER BY pos",
-            (session_id,),
-        ):
-            calls.append(json.loads(state))
-            order.append((pos, {"toolCall": tool_call_id}))
-        order.sort(key=lambda item: item[0])
-        snapshot: JsonObject = {
-            "sessionId": row.id,
-            "agent": row.agent,
-            "cwd": row.cwd or "",
-            "status": "stored",
-            "seq": 0,
-            "messages": messages,
-            "toolCalls": calls,
-            "timeline": [entry for _, entry in order],
-            "createdAt": row.created_at,
-            "updatedAt": row.updated_at,
-        }
-        if row.title:
-            snapshot["title"] = row.title
-        extras = dict(row.extras or {})
-        # the trees behind the checkpoints are the bridge's: the editor sees which messages
-        # have one
-        snapshot["messages"] = mark_messages(
-            messages, stored_ordinals(extras.pop("checkpoints", 0))
-        )
-        snapshot.update(extras)
-        return snapshot
-
-
-def _with_appended(content: str, appended: dict[int, list[str]], idx: int) -> Any:
-    blocks = json.loads(content)
-    parts = appended.get(idx)
-    if parts and blocks and isinstance(blocks[-1], dict) and blocks[-1].get("type") == "text":
-        # Only ever written after a text block (the recorder rewrites the message otherwise).
-        blocks[-1] = {**blocks[-1], "text": str(blocks[-1].get("text", "")) + "".join(parts)}
-    return blocks
+        return None if row is None else stored_snapshot(self.db, row)
 
 
 def _escape(text: str) -> str:

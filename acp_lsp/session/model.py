@@ -18,6 +18,7 @@ from collections.abc import Callable
 from acp_lsp.session.checkpoints import Checkpoints
 from acp_lsp.session.jsonish import JSON, Update, brief
 from acp_lsp.session.messages import Message
+from acp_lsp.session.offload import ToolCallMemory
 from acp_lsp.session.timeline import Timeline
 from acp_lsp.session.toolcalls import ToolCalls
 
@@ -32,7 +33,7 @@ _CHUNK_ROLES = {
 _MESSAGE_ROLES = {"user_message": "user", "agent_message": "agent", "agent_thought": "thought"}
 
 
-class Session:
+class Session(ToolCallMemory):
     """One conversation: timeline of messages and tool calls, plan, commands, modes, …"""
 
     def __init__(
@@ -329,7 +330,7 @@ class Session:
     def take_history(self, source: Session) -> None:
         """Start from a copy of ``source``'s conversation (ACP session/fork keeps it)."""
         self._timeline = copy.deepcopy(source._timeline)
-        self._tool_calls = copy.deepcopy(source._tool_calls)
+        self._tool_calls = source._tool_calls.whole_copy()
         self._plan = copy.deepcopy(source._plan)
         self._usage = copy.deepcopy(source._usage)
         self.title = source.title
