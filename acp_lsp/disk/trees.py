@@ -100,10 +100,14 @@ def read_changes(
                 if os.path.lexists(os.path.join(full, ".git")):
                     continue  # another repository moved in: not ours
                 for folder, dirs, names in os.walk(full):
+                    # a link to a folder is a link (os.walk lists it with the folders)
+                    names += [d for d in dirs if os.path.islink(os.path.join(folder, d))]
                     dirs[:] = [
                         d
                         for d in dirs
-                        if d != ".git" and not os.path.lexists(os.path.join(folder, d, ".git"))
+                        if d != ".git"
+                        and d not in names
+                        and not os.path.lexists(os.path.join(folder, d, ".git"))
                     ]
                     for name in names:
                         path = os.path.join(folder, name)

@@ -103,6 +103,10 @@ async def test_folders_made_moved_and_removed_between_snapshots(
     ]
     shutil.rmtree(folder / "moved in")
     assert await repo.snapshot() == await scanned_tree(repo)
+    # a new folder holding a link to a folder: the link is stored, never followed
+    (folder / "linked").mkdir()
+    (folder / "linked" / "to src").symlink_to(folder / "src")
+    assert await repo.snapshot() == await scanned_tree(repo)
 
 
 OPS = st.lists(
