@@ -176,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _setup_logging(args.log_file, args.verbose)
     if args.command == "demo":
-        from acp_lsp.demo_cli import run_demo
+        from acp_lsp.demo.cli import run_demo
 
         return run_demo(args)
     if args.command == "doctor":
@@ -184,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_doctor(args)
     if args.command == "demo-agent":
-        from acp_lsp.demo_agent.__main__ import main as run_agent
+        from acp_lsp.demo.agent.__main__ import main as run_agent
 
         run_agent()
         return 0

@@ -101,7 +101,7 @@ def presets() -> dict[str, JsonObject]:
         "demo": {
             "title": "Demo (built-in, offline)",
             "command": sys.executable,
-            "args": ["-m", "acp_lsp.demo_agent"],
+            "args": ["-m", "acp_lsp.demo.agent"],
         },
     }
     for agent in PRODUCTION_AGENTS:

@@ -43,7 +43,7 @@ tmp=""
 if [[ -z "$workspace" ]]; then
     tmp="$(mktemp -d -t acp-lsp-nvim-demo-XXXXXX)"
     workspace="$tmp/sample"
-    cp -r "$repo_root/acp_lsp/demo_workspace" "$workspace"
+    cp -r "$repo_root/acp_lsp/demo/workspace" "$workspace"
     trap 'rm -rf "$tmp"' EXIT
 fi
 

@@ -17,7 +17,7 @@ from tests.agents import scripted_command
 from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities, coverage_env
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO_WORKSPACE = ROOT / "acp_lsp" / "demo_workspace"
+DEMO_WORKSPACE = ROOT / "acp_lsp" / "demo" / "workspace"
 PROFILES = ["visual_studio_code", "neovim"]
 
 

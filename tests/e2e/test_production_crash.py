@@ -371,7 +371,7 @@ def demo_with_children(tmp_path: Path) -> JsonObject:
     script = (
         'setsid sleep 300 & lone=$!; sleep 301 & kid=$!; echo "$$ $kid $lone" >> "$0"; exec "$@"'
     )
-    argv = [sys.executable, "-m", "acp_lsp.demo_agent"]
+    argv = [sys.executable, "-m", "acp_lsp.demo.agent"]
     return {
         "command": "/bin/sh",
         "args": ["-c", script, str(tmp_path / "pids"), *argv],

@@ -146,7 +146,7 @@ async def no_processes_left(home: Path) -> None:
 def demo_agent(**fields: Any) -> dict[str, Any]:
     env = {"ACP_DEMO_DELAY": "0", **fields.pop("env", {})}
     return sandboxed(
-        {"command": sys.executable, "args": ["-m", "acp_lsp.demo_agent"]}, **fields, env=env
+        {"command": sys.executable, "args": ["-m", "acp_lsp.demo.agent"]}, **fields, env=env
     )
 
 

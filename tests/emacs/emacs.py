@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "acp_lsp" / "demo_workspace"
+DEMO = ROOT / "acp_lsp" / "demo" / "workspace"
 HARNESS = Path(__file__).with_name("harness.el")
 EMACS = shutil.which("emacs")
 

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.timeout(420)
 
 USER_LINE = "# my unsaved note"
 DONE = "I updated the greeting in src/app.py."
-ORIGINAL = (ROOT / "acp_lsp" / "demo_workspace" / "src" / "app.py").read_text(encoding="utf-8")
+ORIGINAL = (ROOT / "acp_lsp" / "demo" / "workspace" / "src" / "app.py").read_text(encoding="utf-8")
 AGAIN = ORIGINAL.replace("Hello", "Hello again")
 MENU = "[eglot] Pick an action"
 PERMISSION = "Agent wants to run: Edit src/app.py"

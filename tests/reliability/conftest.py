@@ -29,7 +29,7 @@ from tests.agents import read_log
 from tests.support.lsp_editor import SERVER_COMMAND, TestEditor, capabilities, coverage_env
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO_WORKSPACE = ROOT / "acp_lsp" / "demo_workspace"
+DEMO_WORKSPACE = ROOT / "acp_lsp" / "demo" / "workspace"
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 LAUNCHER = Path(__file__).resolve().parent / "launcher.py"
 JsonObject = dict[str, Any]
@@ -88,7 +88,7 @@ def demo_agent(*, pidfile: Path | None = None, state_dir: Path | None = None) ->
     env = {"ACP_DEMO_DELAY": "0", **coverage_env()}
     if state_dir is not None:
         env["ACP_DEMO_STATE_DIR"] = str(state_dir)
-    argv = [sys.executable, "-m", "acp_lsp.demo_agent"]
+    argv = [sys.executable, "-m", "acp_lsp.demo.agent"]
     if pidfile is None:
         return {"command": argv[0], "args": argv[1:], "env": env}
     return {

@@ -1,5 +1,5 @@
 """The demo agent through the real protocol: the SDK's client side drives `python -m
-acp_lsp.demo_agent`, and every frame both ways is validated against the ACP schema."""
+acp_lsp.demo.agent`, and every frame both ways is validated against the ACP schema."""
 
 from __future__ import annotations
 
@@ -31,10 +31,10 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from acp_lsp.demo_agent import DEMO_WORKSPACE, copy_demo_workspace
-from acp_lsp.demo_agent.agent import DemoAgent
-from acp_lsp.demo_agent.prompt import edited_text, pieces
-from acp_lsp.demo_agent.session import DemoSession, SessionStore
+from acp_lsp.demo.agent import DEMO_WORKSPACE, copy_demo_workspace
+from acp_lsp.demo.agent.agent import DemoAgent
+from acp_lsp.demo.agent.prompt import edited_text, pieces
+from acp_lsp.demo.agent.session import DemoSession, SessionStore
 from tests.support.schema import ConversationValidator
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -222,7 +222,7 @@ async def demo(
     spawn: bool = False,
     state_dir: Path | None = None,
 ) -> AsyncIterator[tuple[Any, Wire]]:
-    """A connected, initialised client. `spawn` runs `python -m acp_lsp.demo_agent` as a
+    """A connected, initialised client. `spawn` runs `python -m acp_lsp.demo.agent` as a
     child process; otherwise the agent runs in this event loop behind a JSON transport
     (the same SDK connections on both ends, minus a second interpreter start-up)."""
     wire = Wire()
@@ -237,7 +237,7 @@ async def demo(
                     client,
                     sys.executable,
                     "-m",
-                    "acp_lsp.demo_agent",
+                    "acp_lsp.demo.agent",
                     env=env,
                     cwd=str(REPO_ROOT),
                     transport_kwargs={"stderr": stderr},

@@ -1,4 +1,4 @@
-"""The built-in offline demo agent (`demo`): run it as `python -m acp_lsp.demo_agent`.
+"""The built-in offline demo agent (`demo`): run it as `python -m acp_lsp.demo.agent`.
 
 An ACP agent on the agent side of the Python SDK that plays a deterministic turn through
 every feature acp-lsp supports. Environment: `ACP_DEMO_DELAY` (seconds between streamed
@@ -13,15 +13,15 @@ import sys
 from pathlib import Path
 
 # Kept light on purpose: importing this package for the workspace path must not load the
-# SDK's models (about a second). The agent itself is `acp_lsp.demo_agent.agent.DemoAgent`.
+# SDK's models (about a second). The agent itself is `acp_lsp.demo.agent.agent.DemoAgent`.
 __all__ = ["DEMO_WORKSPACE", "copy_demo_workspace", "demo_agent_command", "main"]
 
-DEMO_WORKSPACE = Path(__file__).resolve().parent.parent / "demo_workspace"
+DEMO_WORKSPACE = Path(__file__).resolve().parent.parent / "workspace"
 
 
 def demo_agent_command() -> list[str]:
     """argv that starts the demo agent with this interpreter."""
-    return [sys.executable, "-m", "acp_lsp.demo_agent"]
+    return [sys.executable, "-m", "acp_lsp.demo.agent"]
 
 
 def copy_demo_workspace(dest: Path) -> Path:
@@ -33,6 +33,6 @@ def copy_demo_workspace(dest: Path) -> Path:
 
 
 def main() -> None:
-    from acp_lsp.demo_agent.__main__ import main as run_main
+    from acp_lsp.demo.agent.__main__ import main as run_main
 
     run_main()

@@ -13,9 +13,9 @@ from acp import RequestError
 from acp.schema import PermissionOption, ToolCallUpdate
 from pydantic import ValidationError
 
-from acp_lsp.demo_agent.catalog import LINE_COUNT_SCRIPT
-from acp_lsp.demo_agent.prompt import edited_text
-from acp_lsp.demo_agent.stream import TurnCancelled, TurnStream, status_update, text_content
+from acp_lsp.demo.agent.catalog import LINE_COUNT_SCRIPT
+from acp_lsp.demo.agent.prompt import edited_text
+from acp_lsp.demo.agent.stream import TurnCancelled, TurnStream, status_update, text_content
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from acp_lsp.demo_agent.catalog import (
+from acp_lsp.demo.agent.catalog import (
     AGENT_NAME,
     AGENT_TITLE,
     AGENT_VERSION,
@@ -39,10 +39,10 @@ from acp_lsp.demo_agent.catalog import (
     modes_state,
     turn_delay,
 )
-from acp_lsp.demo_agent.prompt import PromptInfo
-from acp_lsp.demo_agent.session import DemoSession, SessionStore, now_iso
-from acp_lsp.demo_agent.stream import ClientCaps
-from acp_lsp.demo_agent.turn import DemoTurn
+from acp_lsp.demo.agent.prompt import PromptInfo
+from acp_lsp.demo.agent.session import DemoSession, SessionStore, now_iso
+from acp_lsp.demo.agent.stream import ClientCaps
+from acp_lsp.demo.agent.turn import DemoTurn
 from acp_lsp.tasks import TaskOwner
 
 log = logging.getLogger(__name__)

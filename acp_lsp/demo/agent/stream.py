@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 from acp.interfaces import Client
 from acp.schema import SessionNotification
 
-from acp_lsp.demo_agent.catalog import SLOW_DELAY
-from acp_lsp.demo_agent.prompt import pieces
-from acp_lsp.demo_agent.session import DemoSession
+from acp_lsp.demo.agent.catalog import SLOW_DELAY
+from acp_lsp.demo.agent.prompt import pieces
+from acp_lsp.demo.agent.session import DemoSession
 
 T = TypeVar("T")
 

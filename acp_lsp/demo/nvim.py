@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-LAUNCHER = Path(__file__).resolve().parents[1] / "scripts" / "nvim-demo.sh"
+LAUNCHER = Path(__file__).resolve().parents[2] / "scripts" / "nvim-demo.sh"
 
 
 def run_nvim_demo(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""Entry point: `python -m acp_lsp.demo_agent` speaks ACP on stdin/stdout, logs to stderr."""
+"""Entry point: `python -m acp_lsp.demo.agent` speaks ACP on stdin/stdout, logs to stderr."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from acp_lsp.demo_agent.agent import DemoAgent
+    from acp_lsp.demo.agent.agent import DemoAgent
 
 
 def skip_field_docstrings() -> None:
@@ -49,8 +49,8 @@ def main() -> None:
         format="acp-lsp-demo %(levelname)s %(name)s: %(message)s",
     )
     skip_field_docstrings()  # before the SDK's models are built
-    from acp_lsp.demo_agent.agent import DemoAgent
-    from acp_lsp.demo_agent.session import SessionStore
+    from acp_lsp.demo.agent.agent import DemoAgent
+    from acp_lsp.demo.agent.session import SessionStore
 
     state_dir = os.environ.get("ACP_DEMO_STATE_DIR")
     agent = DemoAgent(SessionStore(Path(state_dir) if state_dir else None))

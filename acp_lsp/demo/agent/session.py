@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from acp_lsp.demo_agent.catalog import DEFAULT_MODE, default_config
+from acp_lsp.demo.agent.catalog import DEFAULT_MODE, default_config
 
 log = logging.getLogger(__name__)
 

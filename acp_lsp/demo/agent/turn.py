@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from acp.interfaces import Client
 
-from acp_lsp.demo_agent.catalog import COMMANDS, MODEL_VALUES
-from acp_lsp.demo_agent.prompt import PromptInfo, resolve_target
-from acp_lsp.demo_agent.session import DemoSession, now_iso
-from acp_lsp.demo_agent.stream import ClientCaps, TurnCancelled
-from acp_lsp.demo_agent.tools import ToolSteps
+from acp_lsp.demo.agent.catalog import COMMANDS, MODEL_VALUES
+from acp_lsp.demo.agent.prompt import PromptInfo, resolve_target
+from acp_lsp.demo.agent.session import DemoSession, now_iso
+from acp_lsp.demo.agent.stream import ClientCaps, TurnCancelled
+from acp_lsp.demo.agent.tools import ToolSteps
 
 
 class DemoTurn(ToolSteps):

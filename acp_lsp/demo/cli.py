@@ -24,12 +24,12 @@ from pygls.lsp.client import LanguageClient
 from pygls.protocol import default_converter
 from pygls.uris import from_fs_path, to_fs_path
 
-from acp_lsp.demo_render import Renderer
+from acp_lsp.demo.render import Renderer
 from acp_lsp.lsp_protocol import AcpClientProtocol, stop_client
 from acp_lsp.textedits import apply_edits
 
 JsonObject = dict[str, Any]
-SAMPLE = Path(__file__).parent / "demo_workspace"
+SAMPLE = Path(__file__).parent / "workspace"
 DEFAULT_PROMPT = "Look at src/app.py and add a review note; then run a quick check."
 
 
@@ -249,7 +249,7 @@ async def _session(args: argparse.Namespace, root: Path, out: TextIO) -> int:
 def run_demo(args: argparse.Namespace) -> int:
     out = sys.stdout
     if args.editor == "nvim":
-        from acp_lsp.demo_nvim import run_nvim_demo
+        from acp_lsp.demo.nvim import run_nvim_demo
 
         return run_nvim_demo(args)
     tmp = None
