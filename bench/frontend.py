@@ -137,3 +137,112 @@ def write_results(
     (out / f"{name}.md").write_text("\n".join(lines) + "\n")
     (out / f"{name}.json").write_text(json.dumps({"rows": rows, "goals": goals, **data}, indent=1))
     print("\n".join(lines))
+
+
+# -- a marathon session: the history's stored session the front ends open -----------------
+
+MARATHON_SMALL = 20
+
+
+def marathon_sizes(quick: bool) -> tuple[int, int]:
+    """Timeline items of the small and the big stored session (issue 35: 10,000)."""
+    return MARATHON_SMALL, (500 if quick else 10_000)
+
+
+def marathon_id(n: int) -> str:
+    return f"marathon-{n}"
+
+
+def _marathon_diff(i: int) -> JsonObject:
+    old = [f"def step_{i}_{k}(x):\n    return x + {k}\n" for k in range(4)]
+    new = list(old)
+    new[1] = f"def step_{i}_1(x):\n    # checked in turn {i}\n    return x * 2 + 1\n"
+    return {
+        "type": "diff",
+        "path": f"/w/src/module_{i % 50}.py",
+        "oldText": "".join(old),
+        "newText": "".join(new),
+    }
+
+
+def fill_marathon(path: Path, sizes: tuple[int, ...], agent: str = "flood") -> None:
+    """Stored sessions of the history (written with the store's own code, as the recorder
+    would), one per size, id ``marathon_id(size)``: `size` timeline items in turns of five
+    (a user prompt, an agent answer, an edit whose content is a diff, a command with its
+    output, a closing answer), so 10,000 items = 2,000 turns, 6,000 messages, 4,000 tool
+    calls (2,000 with diffs)."""
+    sys.path.insert(0, str(ROOT))
+    from acp_lsp.history.store import Batch, HistoryStore, SessionRow
+
+    store = HistoryStore(path)
+    store.open()
+    for n in sizes:
+        sid = marathon_id(n)
+        batch = Batch()
+        stamp = f"2026-11-29T00:00:{len(sizes) and sizes.index(n):02d}.000000Z"
+        messages = 0
+        for pos in range(n):
+            turn, kind = divmod(pos, 5)
+            if kind in (0, 1, 4):
+                if kind == 0:
+                    role = "user"
+                    text = f"Turn {turn}: please make step {turn} handle the empty case too."
+                elif kind == 1:
+                    role = "agent"
+                    text = (
+                        f"I'll look at `module_{turn % 50}.py` first. Step {turn} adds one to"
+                        " its input; the empty case falls through to the default branch, so"
+                        " it needs its own check.\n\n- read the module\n- change the step\n"
+                        "- run the checks"
+                    )
+                else:
+                    role = "agent"
+                    text = (
+                        f"Done: step {turn} now doubles its input and adds one, and the checks"
+                        " pass. **One thing to note:** callers that relied on the old value"
+                        " need the new one.\n\n```python\nassert step(2) == 5\n```"
+                    )
+                content = json.dumps([{"type": "text", "text": text}])
+                batch.messages.append((sid, messages, pos, role, None, content, text.casefold()))
+                messages += 1
+            else:
+                tid = f"m{turn}-{kind}"
+                if kind == 2:
+                    call: JsonObject = {
+                        "toolCallId": tid,
+                        "title": f"Edit src/module_{turn % 50}.py",
+                        "kind": "edit",
+                        "status": "completed",
+                        "content": [_marathon_diff(turn)],
+                        "locations": [{"path": f"/w/src/module_{turn % 50}.py", "line": 4}],
+                    }
+                else:
+                    out = "".join(f"check {turn}.{k} ... ok\n" for k in range(6))
+                    call = {
+                        "toolCallId": tid,
+                        "title": f"Run pytest -k step_{turn}",
+                        "kind": "execute",
+                        "status": "completed",
+                        "rawInput": {"command": f"pytest -k step_{turn}"},
+                        "content": [{"type": "content", "content": {"type": "text", "text": out}}],
+                    }
+                batch.tool_calls.append((sid, tid, pos, json.dumps(call)))
+        batch.sessions.append(
+            SessionRow(
+                sid,
+                agent,
+                stamp,
+                stamp,
+                cwd=str(path.parent),  # a real folder: a resume starts the agent there
+                title=f"Marathon of {n:,} messages",
+                status="idle",
+                message_count=messages,
+            )
+        )
+        store.write(batch)
+    store.close()
+
+
+def ratio_row(label: str, small: float, big: float, unit: str = "ms") -> list[str]:
+    ratio = big / small if small else float("nan")
+    return [label, f"{small:,.1f} {unit}", f"{big:,.1f} {unit}", f"{ratio:.2f}×"]

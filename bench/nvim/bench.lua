@@ -207,4 +207,121 @@ function B.idle_keys(ms_total, key_every_ms)
   end, ms_total)
 end
 
+-- A marathon session (issue 35): a stored session of the history, resumed as a user would
+-- (:Acp history → Resume), then typing into its prompt input and scrolling its chat.
+
+local screen_ns = vim.api.nvim_create_namespace('acp_bench_screen')
+local redraws = {} -- hrtime of the end of each redraw while B.screen_watch is on
+vim.api.nvim_set_decoration_provider(screen_ns, {
+  on_end = function()
+    if B.screen_watch then
+      table.insert(redraws, hr())
+    end
+  end,
+})
+
+local function pct(sorted, q)
+  return #sorted > 0 and sorted[math.max(1, math.ceil(q / 100 * #sorted))] or 0
+end
+
+--- Resume stored session `sid` through the plugin's history (acp/loadSession, then the chat
+--- opens with its prompt input focused): B.r.open_ms once it is drawn.
+function B.open_stored(sid, cwd)
+  B.done, B.r = false, {}
+  local r = B.r
+  local chat = require('acp_lsp.chat')
+  local open = chat.open
+  chat.open = function(...)
+    local a, b = open(...)
+    chat.open = open
+    r.shown_ms = ms(hr() - r.t0)
+    vim.cmd('redraw')
+    r.open_ms = ms(hr() - r.t0)
+    B.sid = sid
+    local view = chat.views[sid]
+    r.chat_lines = vim.api.nvim_buf_line_count(view.buf)
+    r.chat_bytes = vim.api.nvim_buf_get_offset(view.buf, r.chat_lines)
+    B.done = true
+    return a, b
+  end
+  r.t0 = hr()
+  require('acp_lsp.history').resume({ sessionId = sid, agent = 'flood', cwd = cwd })
+end
+
+--- Type `x` every `every` ms for `total_ms` into the chat's prompt input (Insert mode, the
+--- terminal's input queue). A key's latency: from when it was due to when the input buffer
+--- holds it (key_*), and to the end of the first redraw after that (screen_*).
+function B.type_prompt(total_ms, every)
+  B.done, B.r = false, {}
+  local r = B.r
+  local view = require('acp_lsp.chat').views[B.sid]
+  local win = vim.fn.bufwinid(view.input)
+  vim.api.nvim_set_current_win(win)
+  vim.api.nvim_buf_set_lines(view.input, 0, -1, false, { '' })
+  vim.cmd('startinsert')
+  redraws = {}
+  B.screen_watch = true
+  local held = {}
+  vim.api.nvim_buf_attach(view.input, false, {
+    on_lines = function()
+      if not B.screen_watch then
+        return true
+      end
+      table.insert(held, hr())
+    end,
+  })
+  local stop = start_typing(view.input, every)
+  vim.defer_fn(function()
+    stop(function(lat, typed)
+      vim.cmd('redraw')
+      B.screen_watch = false
+      -- the due times: held[i] - lat[i]
+      local screen = {}
+      local j = 1
+      for i = 1, math.min(#lat, #held) do
+        local due = held[i] - lat[i] * 1e6
+        while redraws[j] and redraws[j] < held[i] do
+          j = j + 1
+        end
+        if redraws[j] then
+          table.insert(screen, ms(redraws[j] - due))
+        end
+      end
+      table.sort(lat)
+      table.sort(screen)
+      r.keys, r.keys_typed, r.keys_screen = #lat, typed, #screen
+      r.key_p50, r.key_p99, r.key_max = pct(lat, 50), pct(lat, 99), lat[#lat] or 0
+      r.screen_p50, r.screen_p99, r.screen_max = pct(screen, 50), pct(screen, 99), screen[#screen] or 0
+      r.typed_text = #(vim.api.nvim_buf_get_lines(view.input, 0, 1, false)[1] or '')
+      vim.cmd('stopinsert')
+      B.done = true
+    end)
+  end, total_ms)
+end
+
+--- Scroll the chat window to the top (gg) and back to the bottom (G), `times` each, each
+--- followed by a redraw: the medians and the worst, in ms.
+function B.scroll(times)
+  local view = require('acp_lsp.chat').views[B.sid]
+  local win = vim.fn.bufwinid(view.buf)
+  vim.api.nvim_set_current_win(win)
+  local top, bottom, page = {}, {}, {}
+  for _ = 1, times do
+    for _, step in ipairs({ { 'gg', top }, { 'G', bottom }, { '\2', page } }) do
+      local t = hr()
+      vim.cmd('normal! ' .. step[1])
+      vim.cmd('redraw')
+      table.insert(step[2], ms(hr() - t))
+    end
+  end
+  local out = {}
+  for name, list in pairs({ top = top, bottom = bottom, page_up = page }) do
+    table.sort(list)
+    out[name .. '_ms'] = pct(list, 50)
+    out[name .. '_max_ms'] = list[#list]
+  end
+  out.at_end = vim.api.nvim_win_get_cursor(win)[1] == vim.api.nvim_buf_line_count(view.buf)
+  return out
+end
+
 return B

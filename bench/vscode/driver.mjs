@@ -32,6 +32,11 @@
 // BENCH_TRACE (a Chrome trace of the turn, devtools.timeline: what each task of the renderer's
 // main thread did, style, layout and paint per frame),
 // BENCH_SETTLE_MS (a pause once the session is ready, before anything is timed; 3000).
+// BENCH_MODE=marathon (issue 35): BENCH_SESSION, a stored session of BENCH_ITEMS items, is
+// resumed from the chat's history list, then `x` is typed into the chat's prompt input for
+// BENCH_TYPE_MS on the same 20 ms schedule (per key: due → its input event; keydown → the
+// next animation frame after it; Event Timing) and the chat is scrolled to the top and the
+// bottom, 5 times (each: the scroll → the second animation frame after it).
 
 import { writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -267,6 +272,136 @@ async function keyFigures(page, due, offset, before) {
   };
 }
 
+/** In the chat frame: each key typed into the prompt input, its keydown's timeStamp, when its
+ * `input` event ran and the next animation frame after that (the frame that shows it), and
+ * the Event Timing entries of the keys (as in watchEditor). */
+function watchInput() {
+  const input = document.getElementById("input");
+  const r = { downs: [], inputs: [], frames: [], events: [], origin: performance.timeOrigin };
+  window.__input = r;
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "x") {
+      r.downs.push(e.timeStamp);
+    }
+  }, true);
+  input.addEventListener("input", () => {
+    r.inputs.push(performance.now());
+    requestAnimationFrame(() => r.frames.push(performance.now()));
+  });
+  const NAMES = new Set(["keydown", "keypress", "beforeinput", "input"]);
+  const keep = (list) => {
+    for (const e of list.getEntries ? list.getEntries() : list) {
+      if (NAMES.has(e.name)) {
+        r.events.push({ name: e.name, start: e.startTime, duration: e.duration, id: e.interactionId });
+      }
+    }
+  };
+  r.observer = new PerformanceObserver(keep);
+  r.observer.observe({ type: "event", durationThreshold: 16, buffered: false });
+  r.flush = () => keep(r.observer.takeRecords());
+}
+
+/** In the chat frame: scroll the chat to the top and back to the bottom `times` times; each
+ * from the scroll to the second animation frame after it (the scrolled frame painted). */
+async function scrollChat(times) {
+  const el = document.scrollingElement ?? document.documentElement;
+  const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+  const out = { top: [], bottom: [] };
+  for (let i = 0; i < times; i++) {
+    for (const [name, to] of [["top", () => 0], ["bottom", () => el.scrollHeight]]) {
+      const t = performance.now();
+      el.scrollTop = to();
+      await frame();
+      await frame();
+      out[name].push(performance.now() - t);
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  }
+  out.dom_entries = document.getElementById("timeline").children.length;
+  return out;
+}
+
+/** BENCH_MODE=marathon: resume the stored session BENCH_SESSION from the chat's history list,
+ * type into its prompt input for BENCH_TYPE_MS, then scroll its chat. */
+async function marathon(page, chat) {
+  const sid = env.BENCH_SESSION;
+  const items = Number(env.BENCH_ITEMS);
+  await sleep(Number(env.BENCH_SETTLE_MS || 3000));
+  say({ phase: "ready" });
+  await lines.next();
+  await chat.locator("#history").click();
+  const row = chat.locator(`.session-row[data-session="${sid}"]`);
+  await row.waitFor({ state: "visible", timeout: 30_000 });
+  const t0 = await chat.evaluate(() => performance.now());
+  await row.click();
+  await poll(
+    async () => chat.evaluate((n) => Number(document.getElementById("timeline").dataset.entries ?? 0) >= n, items),
+    "the resumed session's entries",
+    120_000,
+  ).catch(async (error) => {
+    const seen = await chat.evaluate(() => ({
+      entries: document.getElementById("timeline").dataset.entries,
+      dom: document.getElementById("timeline").children.length,
+      status: document.getElementById("statusline").innerText,
+      text: document.body.innerText.slice(0, 600),
+    }));
+    if (env.BENCH_SHOT) {
+      await page.screenshot({ path: env.BENCH_SHOT });
+    }
+    throw new Error(`${error.message}: the chat shows ${JSON.stringify(seen)}`);
+  });
+  const opened = await chat.evaluate(() => new Promise((r) => requestAnimationFrame(() => r(performance.now()))));
+  await poll(async () => (await chat.locator("#statusline").innerText()).includes("Idle"), "the resumed session idle", 60_000);
+  await sleep(1000);
+  await chat.locator("#input").click();
+  await chat.evaluate(watchInput);
+  const offset = await clockOffset(chat);
+  const cdp = env.BENCH_PROFILE ? await page.context().newCDPSession(page) : null;
+  if (cdp) {
+    await cdp.send("Profiler.enable");
+    await cdp.send("Profiler.setSamplingInterval", { interval: 250 });
+    await cdp.send("Profiler.start");
+  }
+  const end = now() + Number(env.BENCH_TYPE_MS || 3000);
+  const due = await typeKeys(page, () => now() >= end);
+  if (cdp) {
+    const { profile } = await cdp.send("Profiler.stop");
+    writeFileSync(env.BENCH_PROFILE, JSON.stringify(profile));
+  }
+  await sleep(800);
+  const k = await chat.evaluate(() => {
+    const r = window.__input;
+    r.flush();
+    return { downs: r.downs, inputs: r.inputs, frames: r.frames, events: r.events, origin: r.origin };
+  });
+  const typed = await chat.locator("#input").inputValue();
+  // due -> the input event handled (driver's clock mapped onto the chat frame's)
+  const handled = k.inputs.slice(0, due.length).map((at, i) => k.origin + at - (due[i] + offset));
+  const toFrame = k.frames.slice(0, k.downs.length).map((at, i) => at - k.downs[i]);
+  const timings = eventTimings(k.downs, k.events);
+  const scroll = await chat.evaluate(scrollChat, 5);
+  const med = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)] ?? 0;
+  say({
+    phase: "measured",
+    open_ms: opened - t0,
+    keys: due.length,
+    key_downs: k.downs.length,
+    typed_chars: (typed.match(/x/g) || []).length,
+    ...stats("key", handled),
+    ...stats("key_frame", toFrame),
+    key_events_reported: timings.filter((d) => d > 0).length,
+    ...stats("key_event", timings),
+    top_ms: med(scroll.top),
+    top_max_ms: Math.max(...scroll.top),
+    bottom_ms: med(scroll.bottom),
+    bottom_max_ms: Math.max(...scroll.bottom),
+    ...(await chat.evaluate(chatFigures)),
+    workbench_heap_mb: await page.evaluate(() => performance.memory.usedJSHeapSize / 2 ** 20),
+  });
+  await lines.next();
+  return 0;
+}
+
 async function main() {
   const browser = await launchBrowser(["--enable-precise-memory-info"]);
   try {
@@ -285,6 +420,9 @@ async function main() {
       throw new Error(`${error.message}; the picker lists: ${await chat.locator("#agent").innerHTML()}`);
     });
     await chat.locator("#agent").selectOption("flood");
+    if (mode === "marathon") {
+      return await marathon(page, chat);
+    }
     await chat.locator("#new").click();
     await poll(async () => (await chat.locator("#statusline").innerText()).includes("Idle"), "the new session", 60_000);
     log("session ready");
