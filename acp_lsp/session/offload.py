@@ -2,8 +2,8 @@
 
 The history's recorder gives the session a ``Loader`` and, after each write, the revisions
 it wrote (``tool_calls_stored``); the session then drops the large fields of the calls that
-are old (not among the last turn's nor the last ``KEEP_RECENT_TOOL_CALLS``), finished, not
-waiting for a review and unchanged since (``ToolCalls.evict``). Readers of the session
+are old (not among the last turn's nor the last ``KEEP_RECENT_TOOL_CALLS``), finished and
+unchanged since (``ToolCalls.evict``). Readers of the session
 (snapshots, exports, the review) get them back from the store unchanged.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from acp_lsp.session.toolcalls import UNFINISHED_STATUSES, Loader, ToolCalls
 
-# Tool calls whose large fields stay in memory however old (besides the last turn's, the
-# unfinished ones and those waiting for a review): what editors and the review read most.
+# Tool calls whose large fields stay in memory however old (besides the last turn's and the
+# unfinished ones): what editors and the review read most.
 KEEP_RECENT_TOOL_CALLS = 16
 
 
@@ -32,8 +32,8 @@ class ToolCallMemory:
 
     def tool_calls_stored(self, stored_session_id: str, revisions: list[tuple[str, int]]) -> int:
         """The history store now holds these calls as they were at these revisions: drop the
-        large fields of those that are old, finished, unchanged since and not waiting for a
-        review. Returns how many were dropped."""
+        large fields of those that are old, finished and unchanged since. Returns how many
+        were dropped."""
         calls = self._tool_calls
         for tool_call_id, revision in revisions:
             calls.stored(tool_call_id, revision)
@@ -46,11 +46,12 @@ class ToolCallMemory:
             state = calls.peek(tool_call_id)
             if state is None or tool_call_id in recent or tool_call_id in self._turn_ids:
                 continue
-            status, review = state.get("status"), state.get("review")
+            status = state.get("status")
             if isinstance(status, str) and status in UNFINISHED_STATUSES:
                 continue
-            if isinstance(review, dict) and review.get("status") == "pending":
-                continue
+            # A review waiting for the user is no reason to keep it: the review keeps its own
+            # texts and reads only the status (kept) and the content of the call being
+            # updated (the turn's) from the session.
             dropped += calls.evict(tool_call_id, stored_session_id)
         return dropped
 

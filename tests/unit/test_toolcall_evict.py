@@ -2,7 +2,7 @@
 
 A real store (SQLite in a temporary directory) and the real recorder: once a finished call is
 stored as it is, the session drops its content, rawInput and rawOutput (keeping the last
-turn's, the recent, the unfinished and those waiting for a review), and every reader gets
+turn's, the recent and the unfinished ones), and every reader gets
 them back exactly; a call that changes again comes back whole first. Checked against a twin
 session that keeps everything (no loader).
 """
@@ -127,7 +127,7 @@ async def test_a_changed_evicted_call_comes_back_whole(tmp_path: Path) -> None:
     await t.recorder.close()
 
 
-async def test_pending_review_and_secrets_stay_in_memory(tmp_path: Path) -> None:
+async def test_a_pending_review_is_read_back_and_secrets_stay_in_memory(tmp_path: Path) -> None:
     secrets = SecretStore()
     secrets.add("sk-secret-value-1234567890")
     t = Twin(tmp_path / "h.sqlite3", secrets)
@@ -146,7 +146,7 @@ async def test_pending_review_and_secrets_stay_in_memory(tmp_path: Path) -> None
     for turn in range(2, 4):
         await t.turn(turn, 20)
     kept = t.whole_in_memory()
-    assert "toolu_0001_001" in kept  # waiting for a review
+    assert "toolu_0001_001" not in kept  # the review keeps its own texts
     assert "secret" in kept  # its stored copy is scrubbed: not what the session holds
     assert "toolu_0001_002" not in kept
     assert t.session.tool_calls() == t.twin.tool_calls()
