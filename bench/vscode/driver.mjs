@@ -332,6 +332,17 @@ async function marathon(page, chat) {
   await chat.locator("#history").click();
   const row = chat.locator(`.session-row[data-session="${sid}"]`);
   await row.waitFor({ state: "visible", timeout: 30_000 });
+  // When the session's message reaches the webview (before its handler runs): splits the
+  // open into the way there (server, extension host, relay) and the chat's own drawing.
+  await chat.evaluate(() => {
+    window.__sessionAt = null;
+    window.addEventListener("message", (e) => {
+      const batch = e.data?.type === "batch" ? e.data.messages : [e.data];
+      if (window.__sessionAt === null && batch?.some((m) => m?.type === "session" && m.session)) {
+        window.__sessionAt = performance.now();
+      }
+    }, true);
+  });
   const t0 = await chat.evaluate(() => performance.now());
   await row.click();
   await poll(
@@ -384,6 +395,7 @@ async function marathon(page, chat) {
   say({
     phase: "measured",
     open_ms: opened - t0,
+    open_message_ms: (await chat.evaluate(() => window.__sessionAt)) - t0,
     keys: due.length,
     key_downs: k.downs.length,
     typed_chars: (typed.match(/x/g) || []).length,
