@@ -348,7 +348,11 @@ class ShadowRepo:
         deletion and a creation, which is how it is undone too)."""
         if old == new:
             return []
-        out = await self._git("diff-tree", "-r", "-z", "--no-renames", "--raw", old, new)
+        # diff-tree reads the index it never uses (24 ms at 300,000 files): an absent one
+        nothing = str(self.git_dir / "no-index")
+        out = await self._git(
+            "diff-tree", "-r", "-z", "--no-renames", "--raw", old, new, index_file=nothing
+        )
         fields = out.split(b"\0")
         deltas: list[FileDelta] = []
         for header, name in zip(fields[0::2], fields[1::2], strict=False):
