@@ -28,6 +28,8 @@ import re
 import shutil
 from pathlib import Path
 
+from acp_lsp.disk.git import ShadowError, run_git
+
 log = logging.getLogger(__name__)
 
 GIT_TIMEOUT_S = 120.0
@@ -192,38 +194,27 @@ async def _converted_entries(root: str, index: Path) -> list[bytes] | None:
 
 async def _forget_stat_data(root: str, git_dir: Path, entries: list[bytes]) -> bool:
     """Put ``entries`` back into the shadow repository's index without stat data, so that its
-    first ``git add -A`` hashes their files (the shadow repository's own git, as ``shadow``
-    runs it)."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(git_dir),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_DIR": str(git_dir),
-        "GIT_WORK_TREE": root,
-        "LC_ALL": "C",
-    }
-    if "SYSTEMROOT" in os.environ:
-        env["SYSTEMROOT"] = os.environ["SYSTEMROOT"]
-    proc = await asyncio.create_subprocess_exec(
-        "git",
-        "update-index",
-        "-z",
-        "--index-info",
-        cwd=root,
-        env=env,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
+    first ``git add -A`` hashes their files (the shadow repository's own git)."""
     try:
-        await asyncio.wait_for(proc.communicate(b"\0".join(entries) + b"\0"), GIT_TIMEOUT_S)
-    except (TimeoutError, asyncio.CancelledError) as exc:
-        proc.terminate()  # (SIGTERM: git removes its index.lock)
-        await proc.wait()
-        if isinstance(exc, asyncio.CancelledError):
-            raise
+        await run_git(
+            git_dir, root, "update-index", "-z", "--index-info", stdin=b"\0".join(entries) + b"\0"
+        )
+    except ShadowError as exc:
+        log.info("%s", exc)
         return False
-    return proc.returncode == 0
+    return True
+
+
+async def unconverted(root: str, paths: set[str]) -> set[str]:
+    """Those of ``paths`` (relative to the checkout at ``root``) whose blob in the user's
+    index is their bytes: none under ``core.autocrlf``, none git may convert by attributes."""
+    if not paths or await _autocrlf(root):
+        return set()
+    listed = b"".join(os.fsencode(path) + b"\0" for path in sorted(paths))
+    checked = await _users_git(root, "check-attr", "-z", "--all", "--stdin", stdin=listed)
+    if checked is None or checked[0] != 0:
+        return set()
+    return paths - {os.fsdecode(path) for path in _converted(checked[1])}
 
 
 def _copy(index: Path, copy: Path) -> str | None:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from acp_lsp.disk import layout
-from acp_lsp.disk.borrow import borrow_checkout
+from acp_lsp.disk.borrow import borrow_checkout, unconverted
 from acp_lsp.disk.git import GIT_TIMEOUT_S, drop_stale_lock, nul, run_git
 from acp_lsp.disk.git import ShadowError as ShadowError  # what the snapshots raise
 from acp_lsp.disk.layout import shadow_dir as shadow_dir  # where they live
@@ -315,6 +315,10 @@ class ShadowRepo:
         known = {os.fsdecode(e.split(b"\t", 1)[1]) for e in entries}
         if new := during - known:  # not in the user's index: not there before
             await self._git("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *sorted(new))
+        # a blob the user's git converted (autocrlf, text, a filter) is not the file's bytes:
+        # such a file keeps what the scan read (its change during the scan is not told apart)
+        same = await unconverted(self.root, known)
+        entries = [e for e in entries if os.fsdecode(e.split(b"\t", 1)[1]) in same]
         if entries:
             await self._git("update-index", "-z", "--index-info", stdin=b"\0".join(entries) + b"\0")
 

@@ -32,12 +32,7 @@ def digest(path: Path) -> dict[str, str]:
 
 
 def shadow_for(folder: Path, data: Path) -> ShadowRepo:
-    repo = ShadowRepo(str(folder), shadow_dir(data, str(folder)))
-    # what shadow.py writes into every shadow repository (here too if this runs without it)
-    info = repo.git_dir / "info"
-    info.mkdir(parents=True)
-    (info / "attributes").write_text("* -text -eol -crlf -filter -ident -working-tree-encoding\n")
-    return repo
+    return ShadowRepo(str(folder), shadow_dir(data, str(folder)))
 
 
 def checkout(folder: Path, files: dict[str, bytes], config: dict[str, str]) -> None:
@@ -155,3 +150,25 @@ def test_which_attributes_convert(tmp_path: Path) -> None:
     checked = git(tmp_path, "check-attr", "-z", "--all", "--stdin", stdin=names)
     converting = ["text.txt", "auto.txt", "eol.txt", "old.txt", "lfs.bin", "ident.txt", "utf16.txt"]
     assert _converted(checked) == {name.encode() for name in converting}
+
+
+async def test_a_converted_file_changed_during_the_first_scan_keeps_its_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a change made while the first scan runs goes back to the user's index blob, except
+    # where that blob is a conversion of the file (then the scan's bytes stay)
+    folder = tmp_path / "project"
+    files = {".gitattributes": b"*.txt text eol=crlf\n", "a.txt": CRLF, "b.py": PYTHON}
+    checkout(folder, files, {})
+    repo = shadow_for(folder, tmp_path / "data")
+    real = repo._add_all
+
+    async def scan_meanwhile() -> None:
+        (folder / "a.txt").write_bytes(b"one\r\ntwo, changed\r\n")
+        (folder / "b.py").write_bytes(b"a = 2\n")
+        await real()
+
+    monkeypatch.setattr(repo, "_add_all", scan_meanwhile)
+    blobs = await first_blobs(repo)
+    assert blobs["a.txt"] == b"one\r\ntwo, changed\r\n"  # never the index's LF text
+    assert blobs["b.py"] == PYTHON  # HEAD's: its change is still reviewable
