@@ -89,6 +89,13 @@ async def _rev_parse(root: str) -> list[str] | None:
     return lines if len(lines) == 4 else None
 
 
+async def _sparse(root: str) -> bool:
+    """Whether the checkout is sparse: its index then names files that are not on disk
+    (skip-worktree), or whole folders (a sparse index), which a shadow index must not."""
+    ran = await _users_git(root, "config", "--type=bool", "--get", "core.sparseCheckout")
+    return ran is not None and ran[0] == 0 and ran[1].strip() == b"true"
+
+
 async def _autocrlf(root: str) -> bool:
     """Whether the user's git converts newlines of files no attribute speaks of: its
     effective ``core.autocrlf`` is true or input, or anything but plainly false."""
@@ -232,13 +239,18 @@ async def _borrow_index(root: str, index: Path, common_dir: Path, git_dir: Path)
     """Copy the user's ``index`` into the shadow repository, but no stat data of an entry
     whose blob may not be its file's bytes."""
     copy = git_dir / "index"
-    autocrlf, outside, failed = await asyncio.gather(
+    autocrlf, sparse, outside, failed = await asyncio.gather(
         _autocrlf(root),
+        _sparse(root),
         _outside_attributes(root, common_dir),
         asyncio.to_thread(_copy, index, copy),
     )
     if failed is not None:
         log.info("index of %s not borrowed: %s", root, failed)
+        return
+    if sparse:
+        log.info("index of %s not borrowed: a sparse checkout's names absent files", root)
+        copy.unlink()
         return
     if autocrlf:
         log.info("index of %s not borrowed: its git converts newlines (core.autocrlf)", root)

@@ -172,3 +172,16 @@ async def test_a_converted_file_changed_during_the_first_scan_keeps_its_bytes(
     blobs = await first_blobs(repo)
     assert blobs["a.txt"] == b"one\r\ntwo, changed\r\n"  # never the index's LF text
     assert blobs["b.py"] == PYTHON  # HEAD's: its change is still reviewable
+
+
+async def test_a_sparse_checkout_borrows_objects_but_not_its_index(tmp_path: Path) -> None:
+    # its index names files that are not on disk (skip-worktree): a snapshot of the folder
+    # must hold what is on disk, no more
+    folder = tmp_path / "project"
+    checkout(folder, {"in/a.py": PYTHON, "out/b.py": b"b = 1\n", "top.txt": b"top\n"}, {})
+    git(folder, "sparse-checkout", "set", "in")
+    assert not (folder / "out").exists()
+    repo = shadow_for(folder, tmp_path / "data")
+    blobs = await first_blobs(repo)
+    assert repo.borrowed == str(folder / ".git")
+    assert set(blobs) == {"in/a.py", "top.txt"}
