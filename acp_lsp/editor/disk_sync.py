@@ -357,7 +357,7 @@ class DiskSync:
             state = session.tool_call(tool_call_id) or {}
             if state.get("kind") not in READ_ONLY_KINDS:
                 return tool_call_id
-        tool_call_id = f"{DISK_TOOL_CALL}{session.session_id}-{len(session.tool_calls())}"
+        tool_call_id = f"{DISK_TOOL_CALL}{session.session_id}-{session.tool_call_count()}"
         self._publish(
             session,
             session.upsert_tool_call(

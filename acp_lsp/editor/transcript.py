@@ -22,7 +22,7 @@ from pygls.capabilities import get_capability
 from pygls.uris import from_fs_path
 
 from acp_lsp.editor.workspace_edits import build_workspace_edit
-from acp_lsp.history.export import to_markdown
+from acp_lsp.history.export import to_markdown, tool_call_markdown
 from acp_lsp.session import Session
 from acp_lsp.textedits import minimal_edits
 
@@ -41,6 +41,9 @@ class Transcripts:
         self.directory = directory
         self.interval = interval
         self._pushed: dict[str, str] = {}  # session id -> the text the editor got last
+        # session id -> tool call id -> (its revision, its Markdown): a finished call is not
+        # read back from the history store at every render
+        self._calls: dict[str, dict[str, tuple[int, str]]] = {}
         self._sessions: dict[str, Session] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._lock = asyncio.Lock()
@@ -148,15 +151,28 @@ class Transcripts:
     def forget(self, session_id: str) -> None:
         self._sessions.pop(session_id, None)
         self._pushed.pop(session_id, None)
+        self._calls.pop(session_id, None)
         timer = self._timers.pop(session_id, None)
         if timer is not None:
             timer.cancel()
 
     def _render(self, session: Session) -> str:
-        snapshot = session.snapshot()
+        snapshot = session.snapshot(tool_calls=False)
+        known = self._calls.setdefault(session.session_id, {})
+
+        def tool_call(tool_call_id: str) -> str | None:
+            revision = session.tool_call_revision(tool_call_id)
+            cached = known.get(tool_call_id)
+            if cached is None or cached[0] != revision:
+                state = session.tool_call(tool_call_id)
+                if state is None:
+                    return None
+                cached = known[tool_call_id] = (revision, tool_call_markdown(state))
+            return cached[1]
+
         header = (
             f"<!-- acp-lsp transcript of session {session.session_id} ({session.agent}); "
             "updated by the server, edits here are overwritten -->\n"
         )
         status = f"\n_status: {session.status}_\n"
-        return header + to_markdown(snapshot) + status
+        return header + to_markdown(snapshot, tool_call) + status

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 JsonObject = dict[str, Any]
@@ -27,7 +28,7 @@ def _blocks(content: Any) -> str:
     return "".join(parts)
 
 
-def _tool_call(call: JsonObject) -> str:
+def tool_call_markdown(call: JsonObject) -> str:
     title = call.get("title") or call.get("toolCallId")
     line = f"- **{title}** ({call.get('kind', 'other')}, {call.get('status', '?')})"
     review = call.get("review")
@@ -46,7 +47,9 @@ def _tool_call(call: JsonObject) -> str:
     return "\n".join(out)
 
 
-def to_markdown(snapshot: JsonObject) -> str:
+def to_markdown(snapshot: JsonObject, tool_call: Callable[[str], str | None] | None = None) -> str:
+    """``tool_call``: a tool call's Markdown by id, for a snapshot taken without tool calls
+    (a renderer that keeps finished calls' Markdown instead of reading them back)."""
     title = snapshot.get("title") or f"Session {snapshot.get('sessionId')}"
     lines = [f"# {title}", ""]
     meta = [f"agent: {snapshot.get('agent')}", f"cwd: {snapshot.get('cwd')}"]
@@ -64,8 +67,11 @@ def to_markdown(snapshot: JsonObject) -> str:
             if message.get("role") == "thought":
                 text = "> " + text.replace("\n", "\n> ")
             lines += [heading, "", text, ""]
+        elif tool_call is not None and isinstance(entry.get("toolCall"), str):
+            if (rendered := tool_call(entry["toolCall"])) is not None:
+                lines += [rendered, ""]
         elif entry.get("toolCall") in calls:
-            lines += [_tool_call(calls[entry["toolCall"]]), ""]
+            lines += [tool_call_markdown(calls[entry["toolCall"]]), ""]
     plan = snapshot.get("plan")
     if isinstance(plan, dict) and plan.get("entries"):
         lines += ["## Plan", ""]

@@ -342,8 +342,9 @@ class Session(ToolCallMemory):
         """All text of one message (by timeline message index), non-text blocks skipped."""
         return self._timeline.message(index).text()
 
-    def snapshot(self) -> dict[str, JSON]:
-        """The SessionSnapshot (DESIGN §2), camelCase; optional keys omitted when unset.
+    def snapshot(self, *, tool_calls: bool = True) -> dict[str, JSON]:
+        """The SessionSnapshot (DESIGN §2), camelCase; optional keys omitted when unset
+        (``tool_calls=False``: no ``toolCalls``, none read back from the history store).
 
         ``plan`` is ACP's Plan (the last ``plan`` update without its discriminator), ``usage``
         likewise; ``commands`` the ``availableCommands`` list, ``modes`` ACP's SessionModeState.
@@ -356,7 +357,7 @@ class Session(ToolCallMemory):
             "status": self.status,
             "seq": self.seq,
             "messages": self.checkpoints.mark(self._timeline.messages_json()),
-            "toolCalls": self._tool_calls.states(),
+            "toolCalls": self._tool_calls.states() if tool_calls else [],
             "timeline": self._timeline.entries_json(),
         }
         optional: dict[str, JSON] = {

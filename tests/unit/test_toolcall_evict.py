@@ -175,3 +175,31 @@ async def test_without_a_store_nothing_is_dropped() -> None:
         session.apply_update(update)
     assert session.tool_calls_stored("s1", [("toolu_0001_000", 2)]) == 0
     assert session.evicted_tool_calls() == 0
+
+
+async def test_the_transcript_reads_an_evicted_call_back_once_not_at_every_render(
+    tmp_path: Path,
+) -> None:
+    # a plain LSP editor's transcript is rendered up to three times a second: a finished
+    # call left to the store is read back when it first shows (or changes), then kept as text
+    from acp_lsp.editor.transcript import Transcripts
+
+    t = await started(tmp_path / "h.sqlite3", 3)
+    assert t.session.evicted_tool_calls() > 0
+    calls = t.session._tool_calls
+    assert calls.loader is not None
+    real = calls.loader
+    reads: list[int] = []
+
+    def counted(session_id: str, ids: list[str]) -> dict[str, dict[str, JSON]]:
+        reads.append(len(ids))
+        return real(session_id, ids)
+
+    calls.loader = counted
+    transcripts = Transcripts(None, tmp_path)  # type: ignore[arg-type]
+    first = transcripts._render(t.session)
+    assert sum(reads) == t.session.evicted_tool_calls()
+    reads.clear()
+    assert transcripts._render(t.session) == first
+    assert reads == []  # nothing read back again
+    assert to_markdown(t.twin.snapshot()) in first  # what a whole snapshot shows
