@@ -4,6 +4,7 @@ config changes what is snapshotted), a timeout, and a stop that leaves no ``inde
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
@@ -21,11 +22,14 @@ class ShadowError(Exception):
 async def _stop(proc: asyncio.subprocess.Process) -> None:
     """SIGTERM first: git then removes its index.lock, which a SIGKILL would leave behind
     (and every later snapshot of the folder would fail on it)."""
-    proc.terminate()
     try:
+        proc.terminate()
         await asyncio.wait_for(proc.wait(), 2.0)
+    except ProcessLookupError:
+        return  # it had ended already
     except TimeoutError:
-        proc.kill()
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
         await proc.wait()
 
 

@@ -188,6 +188,10 @@ def register(server: AcpLanguageServer) -> None:
                     "acp-lsp: initializationOptions must be an object (using defaults)", "warning"
                 )
             _report(server, server.load_settings(server.init_options))
+            # loaded now, off the start-up path: the last-resort end (another thread, the
+            # loop stuck) must not import anything, which could wait on a held import lock
+            import acp_lsp.backends.wire_tree
+            import acp_lsp.platform.stop  # noqa: F401
 
         # Settings, the hub and their imports are built right after the answer is written
         # (before the next message is read): the editor does not wait for them.
@@ -242,11 +246,13 @@ def register(server: AcpLanguageServer) -> None:
 
     @server.feature(types.EXIT)
     def on_exit(server: AcpLanguageServer, _params: Any) -> None:
-        # Synchronous on purpose: pygls ends the loop right after this returns, while no read
-        # of stdin is pending (an async handler would leave one blocking the process's exit).
+        # Synchronous, and the process ends here: after pygls's own exit (a SystemExit out of
+        # the loop) asyncio.run would cancel every task and wait for them all, and under load
+        # the process was seen still alive 15 s after `exit`. The end has run by then (agents
+        # stopped, the history written): nothing is left to wait for.
         end = ending(server)
         end.code = 0 if end.shut_down else 1
-        end.finish()
+        end.exit_now()
 
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     async def on_progress_cancel(

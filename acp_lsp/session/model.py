@@ -343,9 +343,8 @@ class Session(ToolCallMemory):
         return self._timeline.message(index).text()
 
     def snapshot(self, *, tool_calls: bool = True) -> dict[str, JSON]:
-        """The SessionSnapshot (DESIGN §2), camelCase; optional keys omitted when unset
-        (``tool_calls=False``: no ``toolCalls``, none read back from the history store).
-
+        """The SessionSnapshot (DESIGN §2), camelCase; optional keys omitted when unset (no
+        ``toolCalls`` with ``tool_calls=False``: none is read back from the history store).
         ``plan`` is ACP's Plan (the last ``plan`` update without its discriminator), ``usage``
         likewise; ``commands`` the ``availableCommands`` list, ``modes`` ACP's SessionModeState.
         Containers are fresh; the raw agent values inside are shared: read-only for callers.
