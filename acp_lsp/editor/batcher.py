@@ -107,6 +107,9 @@ class UpdateBatcher:
         self._clock = clock
         self._schedule_at = schedule  # (delay, fn) -> a handle with cancel(); tests inject it
         self._queues: dict[str, _Queue] = {}
+        # id -> the session object that holds it now (a resume gives a dead one's id to a new
+        # object): a late update of the old object must not take the id's queue back
+        self._owners: dict[str, Session] = {}
         self.notifications_sent = 0
 
     def _queue(self, session: Session) -> _Queue:
@@ -124,6 +127,9 @@ class UpdateBatcher:
             return
         queue = self._queues.get(session.session_id)
         if queue is None or queue.session is not session:
+            owner = self._owners.get(session.session_id)
+            if owner is not None and owner is not session:
+                return  # an update of a session object whose id another one holds now
             queue = self._queue(session)
         items = queue.items
         # The hot path of streaming: one call per agent chunk, so kept flat.
@@ -174,6 +180,7 @@ class UpdateBatcher:
 
     def hold(self, session: Session) -> None:
         """Queue but do not send until ``release_after_response``: the session is new."""
+        self._owners[session.session_id] = session
         self._queue(session).held = True
 
     def release_after_response(
@@ -252,11 +259,18 @@ class UpdateBatcher:
 
     def rekey(self, session: Session, old_id: str) -> None:
         queue = self._queues.pop(old_id, None)
+        stale = self._queues.pop(session.session_id, None)
+        if stale is not None and stale.timer is not None:
+            stale.timer.cancel()  # a dead session's: none of it goes out under the new owner
         if queue is not None:
             self._queues[session.session_id] = queue
+        self._owners.pop(old_id, None)
+        self._owners[session.session_id] = session
 
     def forget(self, session: Session) -> None:
         self.flush(session)
+        if self._owners.get(session.session_id) is session:
+            del self._owners[session.session_id]
         queue = self._queues.pop(session.session_id, None)
         if queue is not None and queue.timer is not None:
             queue.timer.cancel()

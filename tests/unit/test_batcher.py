@@ -164,11 +164,34 @@ def test_a_session_resumed_under_a_dead_ones_id_counts_its_own_seq(
     batcher.publish(resumed, [chunk("held")])
     assert sink.sent[-1]["seq"] == 1
     batcher.publish(dead, [])  # nothing: the dead one's queue is gone with it
+    # a late update of the dead object (its end still under way) must neither go out under
+    # the id nor take the resumed one's queue (its held update, its seq) away: once it sent
+    # seq 8 first, and the editor dropped the resumed session's answer as stale
+    batcher.publish(dead, [chunk("late, from the dead one")])
     resumed_queue = batcher._queues["s"]
     assert resumed_queue.session is resumed and resumed_queue.held
     resumed_queue.held = False
     batcher.flush_all()
     assert (sink.sent[-1]["seq"], resumed.seq, dead.seq) == (8, 8, 1)
+    assert sink.updates("s")[-1] == chunk("held")
+    assert chunk("late, from the dead one") not in sink.updates("s")
+
+
+def test_a_session_rekeyed_onto_a_dead_ones_id_owns_it(batcher: UpdateBatcher, sink: Sink) -> None:
+    # acp/loadSession primed from the transcript: a new agent session (its own id) takes the
+    # dead one's id; the dead one's pending update never goes out under it
+    dead = Session("s", "claude", "/w")
+    batcher.publish(dead, [chunk("pending when it died")])
+    resumed = Session("new-agent-id", "claude", "/w")
+    batcher.hold(resumed)
+    resumed.session_id = "s"
+    batcher.rekey(resumed, "new-agent-id")
+    batcher.publish(dead, [chunk("late, from the dead one")])
+    batcher._queues["s"].held = False
+    batcher.publish(resumed, [chunk("First answer.")])
+    batcher.flush_all()
+    assert sink.updates("s") == [chunk("First answer.")]
+    assert sink.sent[-1]["seq"] == 1
 
 
 @given(
