@@ -72,3 +72,15 @@ def exclude_own_data(git_dir: Path, root: str) -> None:
     if not known.exists() or line + "\n" not in known.read_text(encoding="utf-8"):
         known.parent.mkdir(exist_ok=True)
         exclude(git_dir, [line])
+
+
+def larger_than(root: str, listed: bytes, limit: int) -> list[str]:
+    """Patterns naming the files of ``listed`` (``ls-files -z`` output) over ``limit`` bytes."""
+    large: list[str] = []
+    for name in filter(None, listed.split(b"\0")):
+        try:
+            if os.stat(os.path.join(root, os.fsdecode(name))).st_size > limit:
+                large.append("/" + glob_escape(os.fsdecode(name)))
+        except OSError:
+            continue
+    return large

@@ -90,6 +90,7 @@ class ShadowRepo:
         self._trees = TreeBuilder(git_dir, self._read_trees)
         self._captured: list[Changes] = []  # read before a prompt, not stored yet
         self._rescan = False  # the watcher lost changes a capture took: scan next time
+        self._first_scan = False  # a checkout's first scan runs, the watcher already on
         self.watch_note: str | None = None
         """Why no watcher covers this folder (every snapshot scans it), once known."""
         self.borrowed: str | None = None
@@ -175,21 +176,18 @@ class ShadowRepo:
     async def _exclude_large(self) -> None:
         """Before the first snapshot: leave out untracked files too large to merge or review."""
         listed = await self._git("ls-files", "--others", "--exclude-standard", "-z")
-        names = [name for name in listed.split(b"\0") if name]
-        large: list[str] = []
-        for name in names:
-            try:
-                if os.stat(os.path.join(self.root, os.fsdecode(name))).st_size > MAX_FILE_BYTES:
-                    large.append("/" + layout.glob_escape(os.fsdecode(name)))
-            except OSError:
-                continue
-        layout.exclude(self.git_dir, large)
+        layout.exclude(self.git_dir, layout.larger_than(self.root, listed, MAX_FILE_BYTES))
 
     def capture(self) -> Changes | None:
         """Read what changed since the last snapshot now, to store it later
         (``snapshot(changes)``): the prompt need not wait for git. None when a snapshot must
-        run first: none yet, no watcher, one under way, an overflow, a new folder or too much."""
-        if self._watch is None or self._tree is None or self._rescan or self._lock.locked():
+        run first: none yet, no watcher, one under way, an overflow, a new folder or too much.
+        During a checkout's first scan it is taken too: what changed before the prompt is
+        stored on top of the first tree, what changes after it (the agent's) is set back to
+        the user's index in that tree and stays dirty (``_before_the_first_scan``)."""
+        if self._watch is None or self._rescan:
+            return None
+        if not self._first_scan and (self._tree is None or self._lock.locked()):
             return None
         dirty = self._watch.take()
         if dirty is None:
@@ -205,7 +203,7 @@ class ShadowRepo:
         )
         if changes is None:
             self._watch.mark(dirty)
-        elif not dirty:
+        elif not dirty and self._tree is not None:
             changes.tree = self._tree
         else:
             self._captured.append(changes)
@@ -229,10 +227,14 @@ class ShadowRepo:
                     await self._changed(dirty)
             else:
                 first = self._tree is None
-                await self._add_all()
-                if first and self.borrowed is not None and self._watch is not None:
-                    await self._before_the_first_scan()
-                await self._write_tree()
+                self._first_scan = first and self.borrowed is not None and self._watch is not None
+                try:
+                    await self._add_all()
+                    if self._first_scan:
+                        await self._before_the_first_scan()
+                    await self._write_tree()
+                finally:
+                    self._first_scan = False
             assert self._tree is not None
             if changes is not None:
                 changes.tree = self._tree

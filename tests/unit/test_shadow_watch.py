@@ -360,3 +360,38 @@ async def test_a_capture_is_refused_for_a_new_folder_and_its_paths_kept(
     assert repo.capture() is None  # a folder is read whole: not on the prompt's path
     second = await repo.snapshot()
     assert [d.path for d in await repo.deltas(first, second)] == [str(folder / "pkg" / "m.py")]
+
+
+async def test_a_prompt_during_a_checkouts_first_scan_is_checkpointed_at_once(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a big checkout's first scan still runs when the first prompt comes: the user's save
+    # before it is in the checkpoint, the agent's change after it is the turn's (it once went
+    # into the checkpoint: the 300,000-file test under load)
+    from acp_lsp.disk.trees import Changes
+
+    committed(folder)
+    repo = repo_for(folder, tmp_path / "data")
+    real = repo._add_all
+    captured: list[Changes | None] = []
+
+    async def prompt_meanwhile() -> None:
+        (folder / "b.txt").write_text("the user's save before the prompt\n")
+        captured.append(repo.capture())  # the prompt goes out now
+        (folder / "src" / "a.py").write_text("the agent's edit\n")
+        await real()
+
+    monkeypatch.setattr(repo, "_add_all", prompt_meanwhile)
+    await repo.snapshot()
+    monkeypatch.setattr(repo, "_add_all", real)
+    [changes] = captured
+    assert changes is not None
+    checkpoint = await repo.snapshot(changes)
+    saved = await repo._git("cat-file", "blob", f"{checkpoint}:b.txt")
+    assert saved == b"the user's save before the prompt\n"
+    after = await repo.snapshot()
+    [edit] = await repo.deltas(checkpoint, after)
+    assert edit.path == str(folder / "src" / "a.py")
+    assert await repo.blob(edit.before or "") == b"a = 1\n"
+    assert await repo.blob(edit.after or "") == b"the agent's edit\n"
+    assert after == await scanned_tree(repo)
