@@ -289,3 +289,27 @@ async def borrow_checkout(root: str, git_dir: Path) -> str | None:
     alternates.write_text(f"{objects}\n", encoding="utf-8")
     await _borrow_index(root, index, common_dir, git_dir)
     return user_git
+
+
+async def back_to_the_users_index(git_dir: Path, root: str, user_git: str, paths: set[str]) -> None:
+    """In the shadow index of ``git_dir``, set ``paths`` back to what the user's index holds
+    (a clean file's blob at HEAD; none where it has none): they changed during the first scan,
+    so what the scan read is not their "before"."""
+    index = os.path.join(user_git, "index")
+    listed = await run_git(
+        git_dir, root, "ls-files", "-s", "-z", "--", *sorted(paths), index_file=index
+    )
+    entries = [e for e in listed.split(b"\0") if e]
+    known = {os.fsdecode(e.split(b"\t", 1)[1]) for e in entries}
+    if new := paths - known:  # not in the user's index: not there before
+        await run_git(
+            git_dir, root, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *sorted(new)
+        )
+    # a blob the user's git converted (autocrlf, text, a filter) is not the file's bytes:
+    # such a file keeps what the scan read (its change during the scan is not told apart)
+    same = await unconverted(root, known)
+    entries = [e for e in entries if os.fsdecode(e.split(b"\t", 1)[1]) in same]
+    if entries:
+        await run_git(
+            git_dir, root, "update-index", "-z", "--index-info", stdin=b"\0".join(entries) + b"\0"
+        )

@@ -2,12 +2,11 @@
 diverge").
 
 Agents change files on disk by routes the bridge does not see (their own writes, shell
-commands, terminals). To show those changes in the editor and undo them byte for byte, the
-bridge needs each file's text from *before* the change. Like Cline's checkpoints, a git
-repository of the bridge's own (its own ``GIT_DIR`` and index, under the data dir) snapshots
-the folder: ``git add`` + ``write-tree`` gives a tree id, and two tree ids give the files
-that changed and both versions of each. The folder's ``.gitignore`` rules apply, so ignored
-build output costs nothing (and is not tracked).
+commands, terminals); to show and undo those changes byte for byte it needs each file's text
+from *before* the change. Like Cline's checkpoints, a git repository of the bridge's own (its
+own ``GIT_DIR`` and index, under the data dir) snapshots the folder: a tree id per snapshot,
+and two tree ids give the files that changed and both versions of each. The folder's
+``.gitignore`` rules apply: ignored build output costs nothing (and is not tracked).
 
 Work follows the changes, not the folder (DESIGN §3 "Disk tracking at any size"): a file
 watcher's dirty set (``watch``) names the paths a snapshot adds, so an unchanged folder costs
@@ -22,14 +21,13 @@ repository is never written.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from acp_lsp.disk import layout
-from acp_lsp.disk.borrow import borrow_checkout, unconverted
+from acp_lsp.disk.borrow import back_to_the_users_index, borrow_checkout
 from acp_lsp.disk.git import GIT_TIMEOUT_S, drop_stale_lock, nul, run_git
 from acp_lsp.disk.git import ShadowError as ShadowError  # what the snapshots raise
 from acp_lsp.disk.layout import shadow_dir as shadow_dir  # where they live
@@ -66,11 +64,6 @@ class FileDelta:
     after: str | None
 
 
-def blob_id(data: bytes) -> str:
-    """The id git gives ``data`` as a blob (to recognise a known text without asking git)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
-
-
 class ShadowRepo:
     """The snapshots of one folder. Calls are serialised: git's index takes one writer."""
 
@@ -90,10 +83,10 @@ class ShadowRepo:
         self._trees = TreeBuilder(git_dir, self._read_trees)
         self._captured: list[Changes] = []  # read before a prompt, not stored yet
         self._rescan = False  # the watcher lost changes a capture took: scan next time
-        self._first_scan = False  # a checkout's first scan runs, the watcher already on
         self.watch_note: str | None = None
         """Why no watcher covers this folder (every snapshot scans it), once known."""
         self.borrowed: str | None = None
+        self._checkout = False
         """The user's git dir whose objects and index started this repository, if any."""
 
     async def _git(
@@ -125,6 +118,9 @@ class ShadowRepo:
             self._refused = f"{self.root} is the whole {'disk' if drive else 'home folder'}"
             self.watch_started.set()  # nothing to wait for
             raise ShadowError(self._refused)
+        # a checkout's first scan tells the agent's changes apart (the user's index): a prompt
+        # during it needs no wait (``capture``); a plain folder's cannot
+        self._checkout = os.path.lexists(os.path.join(self.root, ".git"))
         if self._watch is None and self.watch_note is None:
             self._start_watch()  # first: a change made while the rest is set up is seen
         if not (self.git_dir / "HEAD").is_file():
@@ -166,9 +162,7 @@ class ShadowRepo:
             self._watch = None
         self._tree = self._index_tree = None
         self._trees.clear()
-        for changes in self._captured:
-            changes.failed = "the folder is no longer tracked"
-        self._captured.clear()
+        self._fail_captured("the folder is no longer tracked")
         self._ready = False
         self.watch_note = None
         self.watch_started.clear()
@@ -182,12 +176,12 @@ class ShadowRepo:
         """Read what changed since the last snapshot now, to store it later
         (``snapshot(changes)``): the prompt need not wait for git. None when a snapshot must
         run first: none yet, no watcher, one under way, an overflow, a new folder or too much.
-        During a checkout's first scan it is taken too: what changed before the prompt is
-        stored on top of the first tree, what changes after it (the agent's) is set back to
-        the user's index in that tree and stays dirty (``_before_the_first_scan``)."""
+        In a checkout it is taken during the first snapshot too, stored on top of the first
+        tree; what changes after it (the agent's) is set back to the user's index in that tree
+        and stays dirty (``_before_the_first_scan``)."""
         if self._watch is None or self._rescan:
             return None
-        if not self._first_scan and (self._tree is None or self._lock.locked()):
+        if self._lock.locked() if self._tree is not None else not self._checkout:
             return None
         dirty = self._watch.take()
         if dirty is None:
@@ -216,43 +210,60 @@ class ShadowRepo:
             return changes.tree
         async with self._lock:
             await self._prepare()
+            first = self._tree is None
+            if first:  # (what changes during it is left to the next snapshot)
+                await self._first()
             await self._store_captured()
-            if changes is not None and changes.tree is not None:
-                return changes.tree
-            dirty = self._watch.take() if self._watch is not None else None
-            if self._rescan:
-                dirty, self._rescan = None, False
-            if dirty is not None and self._tree is not None:
-                if dirty:
-                    await self._changed(dirty)
-            else:
-                first = self._tree is None
-                self._first_scan = first and self.borrowed is not None and self._watch is not None
-                try:
-                    await self._add_all()
-                    if self._first_scan:
-                        await self._before_the_first_scan()
-                    await self._write_tree()
-                finally:
-                    self._first_scan = False
-            assert self._tree is not None
-            if changes is not None:
-                changes.tree = self._tree
-            return self._tree
+            if not first and (changes is None or changes.tree is None):
+                await self._dirty_paths()
+            tree = self._tree
+            assert tree is not None
+            if changes is None:
+                return tree
+            if changes.tree is None:
+                changes.tree = tree
+            return changes.tree
+
+    async def _first(self) -> None:
+        """The first snapshot: a whole scan. What changed since the watcher started is left to
+        it (a checkout's changes during it are told apart), and to the captures waiting for it."""
+        self._rescan = False
+        try:
+            await self._add_all()
+            if self.borrowed is not None and self._watch is not None:
+                await self._before_the_first_scan()
+            await self._write_tree()
+        except ShadowError:
+            self._fail_captured("the first snapshot failed")
+            raise
+
+    async def _dirty_paths(self) -> None:  # what the watcher saw change, or a whole scan
+        dirty = self._watch.take() if self._watch is not None else None
+        if self._rescan:
+            dirty, self._rescan = None, False
+        if dirty is None:
+            await self._add_all()
+            await self._write_tree()
+        elif dirty:
+            await self._changed(dirty)
 
     async def _store_captured(self) -> None:
-        """Store the captures in the order they were read (each on top of the one before)."""
-        while self._captured:
+        """Store the captures in the order they were read (each on top of the one before);
+        before the first snapshot they wait for it."""
+        while self._captured and self._tree is not None:
             changes = self._captured.pop(0)
             try:
-                if self._tree is None:
-                    raise ShadowError("no snapshot to build on")
                 changes.tree = self._tree = await self._store(changes)
             except (ShadowError, KeyError, ValueError, OSError) as exc:
                 log.info("changes read in %s not stored, scanning them: %s", self.root, exc)
                 changes.failed = str(exc)
                 if self._watch is not None:
                     self._watch.mark({*changes.files, *changes.gone, *changes.replaced})
+
+    def _fail_captured(self, why: str) -> None:
+        for changes in self._captured:
+            changes.failed = why
+        self._captured.clear()
 
     async def _changed(self, dirty: set[str]) -> None:
         """A snapshot of the ``dirty`` paths alone: read and stored by the bridge when few,
@@ -311,18 +322,7 @@ class ShadowRepo:
         if not during or len(during) > MAX_SETTLED:
             return  # none, an overflow, or a flood (a whole install): not told apart
         self._watch.mark(during)
-        index = os.path.join(self.borrowed, "index")
-        listed = await self._git("ls-files", "-s", "-z", "--", *sorted(during), index_file=index)
-        entries = [e for e in listed.split(b"\0") if e]
-        known = {os.fsdecode(e.split(b"\t", 1)[1]) for e in entries}
-        if new := during - known:  # not in the user's index: not there before
-            await self._git("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *sorted(new))
-        # a blob the user's git converted (autocrlf, text, a filter) is not the file's bytes:
-        # such a file keeps what the scan read (its change during the scan is not told apart)
-        same = await unconverted(self.root, known)
-        entries = [e for e in entries if os.fsdecode(e.split(b"\t", 1)[1]) in same]
-        if entries:
-            await self._git("update-index", "-z", "--index-info", stdin=b"\0".join(entries) + b"\0")
+        await back_to_the_users_index(self.git_dir, self.root, self.borrowed, during)
 
     async def _add_all(self) -> None:
         # --ignore-errors: a file that vanishes or cannot be read mid-scan is skipped

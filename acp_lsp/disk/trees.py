@@ -135,11 +135,21 @@ def read_changes(
     return changes
 
 
+def _object(kind: bytes, data: bytes) -> tuple[bytes, bytes]:
+    """The object as git stores it (before zlib) and its binary id."""
+    body = kind + b" %d\0" % len(data) + data
+    return body, hashlib.sha1(body, usedforsecurity=False).digest()
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives ``data`` as a blob (to recognise a known text without asking git)."""
+    return _object(b"blob", data)[1].hex()
+
+
 def write_object(git_dir: Path, kind: bytes, data: bytes) -> bytes:
     """Store ``data`` as a loose object of ``kind``; its binary id."""
-    body = kind + b" %d\0" % len(data) + data
-    digest = hashlib.sha1(body, usedforsecurity=False)
-    hexid = digest.hexdigest()
+    body, oid = _object(kind, data)
+    hexid = oid.hex()
     path = git_dir / "objects" / hexid[:2] / hexid[2:]
     if not path.exists():
         path.parent.mkdir(exist_ok=True)
@@ -148,7 +158,7 @@ def write_object(git_dir: Path, kind: bytes, data: bytes) -> bytes:
         with contextlib.suppress(OSError):
             temp.chmod(0o444)
         os.replace(temp, path)
-    return digest.digest()
+    return oid
 
 
 def _sort_key(item: tuple[bytes, tuple[bytes, bytes]]) -> bytes:

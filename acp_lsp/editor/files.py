@@ -27,7 +27,7 @@ from pygls.workspace import TextDocument
 
 from acp_lsp import protocol as p
 from acp_lsp.backends.base import BackendError
-from acp_lsp.disk.shadow import blob_id
+from acp_lsp.disk.trees import blob_id
 from acp_lsp.editor.disk_bases import DiskBases
 from acp_lsp.editor.file_text import (
     WritePlan,

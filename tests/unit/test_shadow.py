@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from acp_lsp.disk import shadow
-from acp_lsp.disk.shadow import FileDelta, ShadowError, ShadowRepo, blob_id, shadow_dir
+from acp_lsp.disk.shadow import FileDelta, ShadowError, ShadowRepo, shadow_dir
+from acp_lsp.disk.trees import blob_id
 from acp_lsp.editor.disk_bases import DiskBases
 
 

@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acp_lsp.disk import watch
-from acp_lsp.disk.shadow import ShadowRepo, blob_id, shadow_dir
+from acp_lsp.disk.shadow import ShadowRepo, shadow_dir
+from acp_lsp.disk.trees import blob_id
 from tests.support.big_repo import git
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="inotify is Linux's")
@@ -394,4 +395,37 @@ async def test_a_prompt_during_a_checkouts_first_scan_is_checkpointed_at_once(
     assert edit.path == str(folder / "src" / "a.py")
     assert await repo.blob(edit.before or "") == b"a = 1\n"
     assert await repo.blob(edit.after or "") == b"the agent's edit\n"
+    assert after == await scanned_tree(repo)
+
+
+async def test_a_prompt_before_a_checkouts_first_scan_starts_is_checkpointed_at_once(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the prompt comes while the shadow repository is still being set up (the watcher on,
+    # the index being borrowed), and the agent's change lands before the scan starts: it
+    # was read by the scan and taken for the "before" (the 300,000-file test, run 20)
+    from acp_lsp.disk.trees import Changes
+
+    committed(folder)
+    repo = repo_for(folder, tmp_path / "data")
+    real = repo._exclude_large
+    captured: list[Changes | None] = []
+
+    async def prompt_during_setup() -> None:
+        (folder / "b.txt").write_text("the user's save before the prompt\n")
+        captured.append(repo.capture())
+        (folder / "src" / "a.py").write_text("the agent's edit\n")
+        await real()
+
+    monkeypatch.setattr(repo, "_exclude_large", prompt_during_setup)
+    await repo.snapshot()
+    [changes] = captured
+    assert changes is not None
+    checkpoint = await repo.snapshot(changes)
+    saved = await repo._git("cat-file", "blob", f"{checkpoint}:b.txt")
+    assert saved == b"the user's save before the prompt\n"
+    after = await repo.snapshot()
+    [edit] = await repo.deltas(checkpoint, after)
+    assert edit.path == str(folder / "src" / "a.py")
+    assert await repo.blob(edit.before or "") == b"a = 1\n"
     assert after == await scanned_tree(repo)
