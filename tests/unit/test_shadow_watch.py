@@ -363,17 +363,19 @@ async def test_a_capture_is_refused_for_a_new_folder_and_its_paths_kept(
     assert [d.path for d in await repo.deltas(first, second)] == [str(folder / "pkg" / "m.py")]
 
 
-async def test_a_prompt_during_a_checkouts_first_scan_is_checkpointed_at_once(
-    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("when", ["_exclude_large", "_add_all"])
+async def test_a_prompt_before_or_during_a_checkouts_first_scan_is_checkpointed_at_once(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str
 ) -> None:
-    # a big checkout's first scan still runs when the first prompt comes: the user's save
-    # before it is in the checkpoint, the agent's change after it is the turn's (it once went
-    # into the checkpoint: the 300,000-file test under load)
+    # the first prompt comes while a big checkout's shadow repository is still set up (the
+    # index being borrowed: `_exclude_large`) or while its first scan runs (`_add_all`): the
+    # user's save before it is in the checkpoint, the agent's change after it is the turn's
+    # (it once went into the checkpoint: the 300,000-file test under load, runs 18 and 20)
     from acp_lsp.disk.trees import Changes
 
     committed(folder)
     repo = repo_for(folder, tmp_path / "data")
-    real = repo._add_all
+    real = getattr(repo, when)
     captured: list[Changes | None] = []
 
     async def prompt_meanwhile() -> None:
@@ -382,9 +384,9 @@ async def test_a_prompt_during_a_checkouts_first_scan_is_checkpointed_at_once(
         (folder / "src" / "a.py").write_text("the agent's edit\n")
         await real()
 
-    monkeypatch.setattr(repo, "_add_all", prompt_meanwhile)
+    monkeypatch.setattr(repo, when, prompt_meanwhile)
     await repo.snapshot()
-    monkeypatch.setattr(repo, "_add_all", real)
+    monkeypatch.setattr(repo, when, real)
     [changes] = captured
     assert changes is not None
     checkpoint = await repo.snapshot(changes)
@@ -395,37 +397,4 @@ async def test_a_prompt_during_a_checkouts_first_scan_is_checkpointed_at_once(
     assert edit.path == str(folder / "src" / "a.py")
     assert await repo.blob(edit.before or "") == b"a = 1\n"
     assert await repo.blob(edit.after or "") == b"the agent's edit\n"
-    assert after == await scanned_tree(repo)
-
-
-async def test_a_prompt_before_a_checkouts_first_scan_starts_is_checkpointed_at_once(
-    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # the prompt comes while the shadow repository is still being set up (the watcher on,
-    # the index being borrowed), and the agent's change lands before the scan starts: it
-    # was read by the scan and taken for the "before" (the 300,000-file test, run 20)
-    from acp_lsp.disk.trees import Changes
-
-    committed(folder)
-    repo = repo_for(folder, tmp_path / "data")
-    real = repo._exclude_large
-    captured: list[Changes | None] = []
-
-    async def prompt_during_setup() -> None:
-        (folder / "b.txt").write_text("the user's save before the prompt\n")
-        captured.append(repo.capture())
-        (folder / "src" / "a.py").write_text("the agent's edit\n")
-        await real()
-
-    monkeypatch.setattr(repo, "_exclude_large", prompt_during_setup)
-    await repo.snapshot()
-    [changes] = captured
-    assert changes is not None
-    checkpoint = await repo.snapshot(changes)
-    saved = await repo._git("cat-file", "blob", f"{checkpoint}:b.txt")
-    assert saved == b"the user's save before the prompt\n"
-    after = await repo.snapshot()
-    [edit] = await repo.deltas(checkpoint, after)
-    assert edit.path == str(folder / "src" / "a.py")
-    assert await repo.blob(edit.before or "") == b"a = 1\n"
     assert after == await scanned_tree(repo)
