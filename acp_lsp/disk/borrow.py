@@ -28,11 +28,10 @@ import re
 import shutil
 from pathlib import Path
 
-from acp_lsp.disk.git import ShadowError, run_git
+from acp_lsp.disk.git import GIT_TIMEOUT_S, ShadowError, communicate, run_git
 
 log = logging.getLogger(__name__)
 
-GIT_TIMEOUT_S = 120.0
 _CONVERTING = (b"text", b"eol", b"crlf", b"filter", b"ident", b"working-tree-encoding")
 """The attributes under which a file's blob may differ from its bytes."""
 _MENTIONS = re.compile(rb"\b(text|eol|crlf|filter|ident|working-tree-encoding)\b|\[attr\]")
@@ -49,28 +48,13 @@ async def _users_git(
     if index is not None:
         env["GIT_INDEX_FILE"] = os.path.abspath(index)
     try:
-        proc = await asyncio.create_subprocess_exec(
-            "git",
-            *args,
-            cwd=root,
-            env=env,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
+        code, out, _ = await communicate(args, root, env, stdin, GIT_TIMEOUT_S)
     except FileNotFoundError:
         return None
-    try:
-        out, _ = await asyncio.wait_for(proc.communicate(stdin), GIT_TIMEOUT_S)
-    except (TimeoutError, asyncio.CancelledError) as exc:
-        proc.kill()
-        await proc.wait()
-        if isinstance(exc, asyncio.CancelledError):
-            raise
+    except TimeoutError:
         log.info("git %s took over %g s in %s", args[0], GIT_TIMEOUT_S, root)
         return None
-    assert proc.returncode is not None
-    return proc.returncode, out
+    return code, out
 
 
 async def _rev_parse(root: str) -> list[str] | None:

@@ -48,6 +48,30 @@ def nul(paths: set[str]) -> bytes:
     return b"".join(os.fsencode(path) + b"\0" for path in sorted(paths))
 
 
+async def communicate(
+    args: tuple[str, ...], cwd: str, env: dict[str, str], stdin: bytes | None, timeout: float
+) -> tuple[int, bytes, bytes]:
+    """Run ``git args``: its exit code, output and errors. Stopped (no lock left behind) on a
+    timeout (TimeoutError) or a cancel; FileNotFoundError without git."""
+    proc = await asyncio.create_subprocess_exec(
+        "git",
+        *args,
+        cwd=cwd,
+        env=env,
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
+    except (TimeoutError, asyncio.CancelledError):
+        await _stop(proc)
+        raise
+    assert proc.returncode is not None
+    return proc.returncode, out, err
+
+
 async def run_git(
     git_dir: Path,
     root: str,
@@ -73,26 +97,12 @@ async def run_git(
     if "SYSTEMROOT" in os.environ:  # Windows: git's own DLLs and sockets need it
         env["SYSTEMROOT"] = os.environ["SYSTEMROOT"]
     try:
-        proc = await asyncio.create_subprocess_exec(
-            "git",
-            *args,
-            cwd=root,
-            env=env,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
+        code, out, err = await communicate(args, root, env, stdin, timeout)
     except FileNotFoundError:
         raise ShadowError("git is not installed: changes made on disk cannot be tracked") from None
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
-    except (TimeoutError, asyncio.CancelledError) as exc:
-        await _stop(proc)
-        if isinstance(exc, TimeoutError):
-            raise ShadowError(f"git {args[0]} took over {timeout:g} s in {root}") from None
-        raise
-    if proc.returncode not in ok:
+    except TimeoutError:
+        raise ShadowError(f"git {args[0]} took over {timeout:g} s in {root}") from None
+    if code not in ok:
         message = err.decode(errors="replace").strip().splitlines()
         raise ShadowError(f"git {args[0]} failed in {root}: {' '.join(message[-2:])}")
     return out
