@@ -250,6 +250,13 @@ async def _borrow_index(root: str, index: Path, common_dir: Path, git_dir: Path)
         log.info("%d files of %s hashed anew: git converts them", len(converted), root)
 
 
+def has_index(root: str) -> bool:
+    """Whether ``root`` looks like a checkout whose index ``borrow_checkout`` will borrow, told
+    at once without git (a fresh ``git init`` has none; a worktree's is elsewhere: no)."""
+    dot_git = Path(root, ".git")
+    return (dot_git / "index").is_file() and not any(dot_git.glob("sharedindex.*"))
+
+
 async def borrow_checkout(root: str, git_dir: Path) -> str | None:
     """Point the new shadow repository ``git_dir`` at the objects and index of the checkout
     whose top folder is ``root``. Returns the user's git dir, or None when there is nothing to

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from acp_lsp.disk import layout
-from acp_lsp.disk.borrow import back_to_the_users_index, borrow_checkout
+from acp_lsp.disk.borrow import back_to_the_users_index, borrow_checkout, has_index
 from acp_lsp.disk.git import GIT_TIMEOUT_S, drop_stale_lock, nul, run_git
 from acp_lsp.disk.git import ShadowError as ShadowError  # what the snapshots raise
 from acp_lsp.disk.layout import shadow_dir as shadow_dir  # where they live
@@ -85,8 +85,8 @@ class ShadowRepo:
         self._rescan = False  # the watcher lost changes a capture took: scan next time
         self.watch_note: str | None = None
         """Why no watcher covers this folder (every snapshot scans it), once known."""
+        self._checkout = False  # its first scan tells apart what changes during it
         self.borrowed: str | None = None
-        self._checkout = False
         """The user's git dir whose objects and index started this repository, if any."""
 
     async def _git(
@@ -118,16 +118,18 @@ class ShadowRepo:
             self._refused = f"{self.root} is the whole {'disk' if drive else 'home folder'}"
             self.watch_started.set()  # nothing to wait for
             raise ShadowError(self._refused)
-        # a checkout's first scan tells the agent's changes apart (the user's index): a prompt
-        # during it needs no wait (``capture``); a plain folder's cannot
-        self._checkout = os.path.lexists(os.path.join(self.root, ".git"))
+        # a first scan that borrows the user's index tells the agent's changes apart: a prompt
+        # during it needs no wait (``capture``); a plain folder's, or a fresh `git init`'s, not
+        new = not (self.git_dir / "HEAD").is_file()
+        self._checkout = self.borrowed is not None or (new and has_index(self.root))
         if self._watch is None and self.watch_note is None:
             self._start_watch()  # first: a change made while the rest is set up is seen
-        if not (self.git_dir / "HEAD").is_file():
+        if new:
             self.git_dir.mkdir(parents=True, exist_ok=True)
             await self._git("init", "--quiet")
             layout.write_new(self.git_dir)
             self.borrowed = await borrow_checkout(self.root, self.git_dir)
+            self._checkout = self.borrowed is not None  # (a capture meanwhile trusted the guess)
             await self._exclude_large()
         else:
             drop_stale_lock(self.git_dir / "index.lock", FIRST_SCAN_TIMEOUT_S)
@@ -176,9 +178,8 @@ class ShadowRepo:
         """Read what changed since the last snapshot now, to store it later
         (``snapshot(changes)``): the prompt need not wait for git. None when a snapshot must
         run first: none yet, no watcher, one under way, an overflow, a new folder or too much.
-        In a checkout it is taken during the first snapshot too, stored on top of the first
-        tree; what changes after it (the agent's) is set back to the user's index in that tree
-        and stays dirty (``_before_the_first_scan``)."""
+        A checkout with an index takes it during its first snapshot too: what changes after it
+        (the agent's) goes back to the user's index there and stays dirty (``_first``)."""
         if self._watch is None or self._rescan:
             return None
         if self._lock.locked() if self._tree is not None else not self._checkout:
@@ -248,8 +249,7 @@ class ShadowRepo:
             await self._changed(dirty)
 
     async def _store_captured(self) -> None:
-        """Store the captures in the order they were read (each on top of the one before);
-        before the first snapshot they wait for it."""
+        """Store the captures in read order, each on top of the last (once a first tree is)."""
         while self._captured and self._tree is not None:
             changes = self._captured.pop(0)
             try:

@@ -398,3 +398,27 @@ async def test_a_prompt_before_or_during_a_checkouts_first_scan_is_checkpointed_
     assert await repo.blob(edit.before or "") == b"a = 1\n"
     assert await repo.blob(edit.after or "") == b"the agent's edit\n"
     assert after == await scanned_tree(repo)
+
+
+async def test_a_fresh_git_init_makes_its_first_prompt_wait_for_the_first_scan(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `git init` with nothing added (the Emacs tests' workspace) has no index to tell apart
+    # what changes during the first scan: a capture then let the agent's sed into the
+    # checkpoint, and the turn found no change (the Emacs review test, CI of stop 39). Its
+    # prompt waits for the first scan, as a plain folder's does
+    git(folder, "init", "-q")
+    repo = repo_for(folder, tmp_path / "data")
+    captured: list[object] = []
+    real = repo._exclude_large
+
+    async def prompt_meanwhile() -> None:
+        captured.append(repo.capture())
+        await real()
+
+    monkeypatch.setattr(repo, "_exclude_large", prompt_meanwhile)
+    first = await repo.snapshot()
+    assert captured == [None] and repo.borrowed is None
+    (folder / "src" / "a.py").write_text("the agent's edit\n")
+    [edit] = await repo.deltas(first, await repo.snapshot())
+    assert await repo.blob(edit.before or "") == b"a = 1\n"
