@@ -154,8 +154,8 @@ class ShadowRepo:
             self.watch_note = f"no file watcher for {self.root}: {exc}"
 
     @property
-    def watching(self) -> bool:
-        return self._watch is not None
+    def watching(self) -> int:  # how many folders the watcher covers (0: no watcher)
+        return self._watch.watched if self._watch is not None else 0
 
     def close(self) -> None:
         """Stop watching (the folder's last session ended)."""

@@ -49,9 +49,12 @@ READ_ONLY_KINDS = frozenset({"read", "search", "think", "fetch"})
 MAX_TEXT_BYTES = 4 * 1024 * 1024
 """Larger changed files are not merged into buffers or kept for review (they are logged)."""
 BASELINE_WAIT_S = 2.0
+LARGE_FOLDERS = 2_000
+"""A prompt waits at most ``BASELINE_WAIT_S`` for a snapshot of a folder with more subfolders
+watched (a huge checkout's first): its agent needs a model round trip before changing a file."""
 WATCH_WAIT_S = 30.0
 """How long a prompt waits for its folder's watcher to start (a walk of its folders), or for
-the snapshot where no watcher runs."""
+the snapshot of a smaller folder or of one no watcher covers."""
 BLOBS_AT_ONCE = 100
 """Changed files whose texts one git process reads (a branch switch changes thousands)."""
 DISK_TOOL_CALL = "acp-lsp-disk-"
@@ -137,10 +140,10 @@ class DiskSync:
             started = self._tasks.spawn(tracker.repo.watch_started.wait(), name="watch started")
             await asyncio.wait([done, started], timeout=WATCH_WAIT_S, return_when="FIRST_COMPLETED")
             started.cancel()
-        # without a watcher only a finished scan tells the folder's "before" from the turn's
-        # changes: wait longer for it (a huge folder's first prompt, a network file system)
-        watched = tracker.repo.watching
-        await asyncio.wait([done], timeout=BASELINE_WAIT_S if watched else WATCH_WAIT_S)
+        # only a finished scan tells the folder's "before" from the turn's changes (a scripted
+        # or quick agent may write at once): wait for it unless the folder is huge
+        large = tracker.repo.watching >= LARGE_FOLDERS
+        await asyncio.wait([done], timeout=BASELINE_WAIT_S if large else WATCH_WAIT_S)
 
     def tool_call(self, session: Session, state: JsonObject) -> None:
         """Every tool-call state published: a call that may change files and just ended is

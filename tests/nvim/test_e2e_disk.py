@@ -29,8 +29,7 @@ pytestmark = pytest.mark.timeout(90)
 JsonObject = dict[str, Any]
 APP = "src/app.py"
 USER_LINE = "# my unsaved note"
-# A model round trip before the agent acts: the server's snapshot of the folder before the
-# turn is waited for only 0.25 s (acp_lsp/editor/disk_sync.py BASELINE_WAIT_S).
+# A model round trip before the agent acts, as a real agent's.
 THINK: JsonObject = {"sleep": 0.5}
 
 
