@@ -610,11 +610,14 @@ def test_screenshot_claude_turn(tui: shots.Tui, tmp_path: Path, model: ModelServ
         "vim.cmd('normal! zt') end)"
     )
     tui.settle()
+    # the chat shows the diff Claude reported: its final one (whole lines, with context)
+    # comes from its PostToolUse hook, which once in a full run never came; its first one
+    # is the Edit's input ("Hello" -> "Howdy"). Either is under the review's file line
     tui.shot(
         "claude-disk-sync",
         [
             "✓ Edit",
-            '+    return f"Howdy, {title_case(name)}!"',
+            "┌ src/app.py · pending",
             "≡ 1 file changed",
             USER_LINE,
             "[+]",
