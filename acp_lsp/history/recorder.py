@@ -192,9 +192,10 @@ class Recorder:
         if not batch:
             return
         try:
-            # shielded: the end cancels the periodic writer, and a batch it took but the
-            # store's thread had not started yet was dropped (its messages never stored)
-            await asyncio.shield(store.run(store.write, batch))
+            # queued at once (a read after this flush sees it), and shielded: the end cancels
+            # the periodic writer, and a batch it took that the store's thread had not
+            # started yet was dropped with it (its messages never stored)
+            await asyncio.shield(store.queued(store.write, batch))
         except Exception as exc:  # a full disk or a lost file: say it once, keep serving
             log.warning("history write failed: %s", exc)
             if not self._failed:

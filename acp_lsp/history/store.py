@@ -93,7 +93,12 @@ class HistoryStore:
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(*args)`` in the store's thread."""
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+        return await self.queued(fn, *args)
+
+    def queued(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """Queue ``fn(*args)`` on the store's thread now, in order with every other call; the
+        future is its result (cancelling it once the thread started it stops nothing)."""
+        return asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
         """Queue ``fn(*args)`` on the store's thread from synchronous code (the final flush)."""

@@ -39,3 +39,18 @@ async def test_a_write_waiting_for_the_store_when_the_history_closes_is_stored(
     assert [m["content"] for m in stored["messages"]] == [
         [{"type": "text", "text": "There are three zebras."}]
     ]
+
+
+async def test_a_read_after_a_flush_under_way_sees_its_write(tmp_path: Path) -> None:
+    # acp/loadSession reads the stored copy after a flush: when the periodic writer had just
+    # taken the batch, its write must already be queued before that read (once it was not:
+    # the read found no session, and Claude's resume failed instead of priming)
+    h = Harness(tmp_path / "h.sqlite3")
+    await h.start()
+    h.recorder.observe(h.session, h.session.apply_update(chunk("There are three zebras.")))
+    writer = asyncio.ensure_future(h.recorder.flush())  # as the periodic writer does
+    await asyncio.sleep(0)  # it took the batch and waits for its write
+    await h.recorder.flush()  # nothing left to take
+    stored = await h.stored()
+    await writer
+    assert len(stored["messages"]) == 1
