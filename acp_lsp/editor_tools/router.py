@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 JsonObject = dict[str, Any]
 
 SERVER_NAME = "editor"
+START_WAIT_S = 60.0
+"""The longest a session waits for the endpoint to start (then it is offered all the same)."""
 _READ_ONLY_MODES = ("plan", "read-only", "readonly")
 
 
@@ -95,8 +97,8 @@ class EditorTools:
 
     def _listening(self) -> socket.socket:
         """The endpoint's socket, listening from the first session on: an agent that
-        connects before the server is up waits in the backlog, so session/new never waits
-        for the MCP SDK."""
+        connects before the server is up (its start failed or passed ``START_WAIT_S``) waits
+        in the backlog."""
         if self._socket is None:
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -115,10 +117,14 @@ class EditorTools:
             self._socket = None
 
     async def reserve(self) -> tuple[str, JsonObject]:
-        """A fresh token and the ACP McpServer entry that reaches it (the endpoint starts
-        on first need, in the background)."""
+        """A fresh token and the ACP McpServer entry that reaches it, once the endpoint is up
+        (started when the agent answered ``initialize``): agents give a remote MCP server a
+        few seconds and then go on without it (Qwen Code 5 s), which a loaded machine's
+        import of the MCP SDK passed (its model was never told of the editor's tools)."""
         port = self._listening().getsockname()[1]
         self.warm()
+        if self._http is None and self._starting is not None:
+            await asyncio.wait([self._starting], timeout=START_WAIT_S)
         token = secrets.token_urlsafe(24)
         self._sessions[token] = None
         url = f"http://127.0.0.1:{port}/mcp/{token}"

@@ -95,3 +95,21 @@ def test_many_paths_are_judged_inside_or_out_as_one_path_is(tmp_path: Any) -> No
         str(ws / "pkg" / ".."),
     }
     assert sandbox.inside(paths) == {p for p in paths if sandbox.contains(p)}
+
+
+async def test_a_session_is_offered_the_tools_once_their_endpoint_is_up() -> None:
+    # Qwen Code gives a remote MCP server 5 s and then goes on without it: on a loaded
+    # machine the endpoint's start (the MCP SDK's import) took longer, and Qwen's model was
+    # never told of the editor's tools (test_editor_tools_agents.py, once in a full run)
+    from acp_lsp.tasks import TaskOwner
+
+    loaded, _ = load_settings([{}])
+    tasks = TaskOwner("test")
+    tools = EditorTools(SimpleNamespace(settings=loaded, tasks=tasks))  # type: ignore[arg-type]
+    try:
+        token, server = await tools.reserve()
+        assert tools._http is not None  # answering at once, not from the backlog later
+        assert server["url"].endswith(f"/mcp/{token}")
+    finally:
+        tools._close()
+        await tasks.close()
