@@ -117,7 +117,10 @@ class Hub:
         """In use, or (``ever``) ever used here: a closed session's id is never given again."""
         return session_id in self.sessions or (ever and session_id in self._ids_used)
 
-    def _register(self, session: Session) -> Session:
+    def _register(self, session: Session, dead: Session | None = None) -> Session:
+        dead = dead or self.sessions.get(session.session_id)  # a session this one follows
+        if dead is not None and dead is not session:  # its seq never goes back (editors drop)
+            session.seq = max(session.seq, dead.seq)
         self.sessions[session.session_id] = session
         self._ids_used.add(session.session_id)
         return session
@@ -150,9 +153,7 @@ class Hub:
             if stale is not None:
                 self.sessions.setdefault(session_id, stale)
             raise
-        if stale is not None:
-            session.seq = max(session.seq, stale.seq)
-        return self._register(session)
+        return self._register(session, stale)
 
     async def list_sessions(self, agent: str | None) -> list[JsonObject]:
         backend = self.backend(agent)
@@ -390,8 +391,7 @@ class Hub:
         await self.tasks.close(timeout=2.0)
 
     def settle_stopped(self) -> None:
-        """Sessions whose agent was stopped with the server are stored idle, not failed, as
-        every end stores them (``exit`` may come while ``shutdown`` is still stopping)."""
+        """Sessions whose agent the end stopped are stored idle, as any end (exit or shutdown)."""
         before = self._failed_before_stop
         if before is None:
             return

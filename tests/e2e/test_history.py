@@ -303,3 +303,45 @@ async def test_a_broken_store_is_named_and_live_sessions_still_work(
     await editor.shutdown_session()
     if holder is not None:
         holder.close()
+
+
+async def test_a_session_primed_after_its_agent_died_keeps_its_seq_rising(
+    tmp_path: Path, workspace: Path
+) -> None:
+    # The primed session is a new object under the dead one's id: its notifications must carry
+    # later seqs than any the editor saw, or the editor drops its first answer as stale (a
+    # full run's Claude-killed test once showed no text at all)
+    words = [
+        step
+        for i in range(6)
+        for step in (
+            {
+                "update": {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": f"word {i}. "},
+                }
+            },
+            {"sleep": 0.15},  # each its own notification
+        )
+    ]
+    plain = {
+        "initialize": {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []},
+        "on": {"session/prompt": words, "session/prompt#2": [{"exit": 1}]},
+    }
+    editor = await editor_for(tmp_path, workspace, plain)
+    sid = (await editor.new_session())["sessionId"]
+    await editor.prompt(sid, "count")
+    seen = max(
+        params["seq"]
+        for method, params in editor.notifications
+        if method == p.ACP_SESSION_UPDATE and params["sessionId"] == sid
+    )
+    assert seen >= 6
+    await error_of(editor.prompt(sid, "and now die"))
+    await editor.wait_for(lambda: editor.status_values(sid)[-1:] == ["failed"])
+    loaded = await editor.acp(p.ACP_LOAD_SESSION, {"sessionId": sid})
+    assert loaded["resumedFrom"] == "transcript" and loaded["seq"] >= seen
+    editor.adopt(loaded)  # (replays what arrived for the id: the dead one's too)
+    await editor.prompt(sid, "count again")
+    assert "".join(editor.sessions[sid].message_texts()).count("word 5.") == 2
+    await editor.shutdown_session()
