@@ -13,9 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 # the shared helpers' asserts say what they saw, as the tests' own do
 pytest.register_assert_rewrite("tests.support")
+
+# an example's speed is not its result: hypothesis's 200 ms deadline failed test_batcher's
+# property once on a loaded machine (timed assertions do not belong in tests), and its
+# "too slow to generate" check is a timing too
+hypothesis_settings.register_profile(
+    "acp-lsp", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+hypothesis_settings.load_profile("acp-lsp")
 
 from tests.model_server import ModelServer  # noqa: E402
 
