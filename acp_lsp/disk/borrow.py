@@ -253,8 +253,12 @@ async def _borrow_index(root: str, index: Path, common_dir: Path, git_dir: Path)
 def has_index(root: str) -> bool:
     """Whether ``root`` looks like a checkout whose index ``borrow_checkout`` will borrow, told
     at once without git (a fresh ``git init`` has none; a worktree's is elsewhere: no)."""
-    dot_git = Path(root, ".git")
-    return (dot_git / "index").is_file() and not any(dot_git.glob("sharedindex.*"))
+    return _whole_index(Path(root, ".git"))
+
+
+def _whole_index(git_dir: Path) -> bool:
+    """An index of its own (a split index's entries live in another file: not worth the risk)."""
+    return (git_dir / "index").is_file() and not any(git_dir.glob("sharedindex.*"))
 
 
 async def borrow_checkout(root: str, git_dir: Path) -> str | None:
@@ -270,8 +274,8 @@ async def borrow_checkout(root: str, git_dir: Path) -> str | None:
         return None
     common_dir = Path(root, common)  # relative to the folder git ran in, when relative
     index = Path(user_git) / "index"
-    if any(Path(user_git).glob("sharedindex.*")) or not index.is_file():
-        return None  # a split index's entries live in another file: not worth the risk
+    if not _whole_index(Path(user_git)):
+        return None
     objects = (common_dir / "objects").resolve()
     if not objects.is_dir():
         return None
