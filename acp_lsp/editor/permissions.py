@@ -27,7 +27,8 @@ log = logging.getLogger(__name__)
 JsonObject = dict[str, Any]
 CANCELLED: JsonObject = {"outcome": "cancelled"}
 
-# (method, params, msg_id) -> the editor's raw answer; raises on error
+# (method, params, msg_id) -> the editor's raw answer; raises on error. The request is written
+# at the call, so the status that points at a prompt can follow it.
 SendRequest = Callable[[str, JsonObject, str], Awaitable[Any]]
 Withdraw = Callable[[str], None]
 
@@ -87,6 +88,7 @@ def describe(tool_call: JsonObject) -> str:
 class _Pending:
     session_id: str
     msg_id: str
+    sent: bool = False
     future: asyncio.Future[PermissionAnswer] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
@@ -119,7 +121,8 @@ class PermissionBroker:
         self.answered = 0
 
     def pending_count(self, session_id: str) -> int:
-        return sum(1 for item in self._pending.values() if item.session_id == session_id)
+        """The prompts of the session that the editor has been sent and not yet answered."""
+        return sum(1 for p in self._pending.values() if p.session_id == session_id and p.sent)
 
     def _by_rule(
         self, tool_call: JsonObject, options: list[JsonObject], unasked: PermissionAnswer | None
@@ -157,7 +160,6 @@ class PermissionBroker:
         pending = _Pending(session.session_id, f"acp-permission-{uuid.uuid4().hex}")
         self._pending[pending.msg_id] = pending
         self.asked += 1
-        self._changed(session)
         ask_task = asyncio.ensure_future(self._ask_editor(session, tool_call, options, pending))
         try:
             return await pending.future
@@ -168,6 +170,12 @@ class PermissionBroker:
                 ask_task.cancel()
                 self._withdraw(pending.msg_id)
             self._changed(session)
+
+    def _sent(self, session: Session, pending: _Pending) -> None:
+        # The status saying "awaiting permission" follows the prompt: an editor that shows it
+        # already has the prompt to show.
+        pending.sent = True
+        self._changed(session)
 
     def _changed(self, session: Session) -> None:
         if self._on_change is not None:
@@ -182,14 +190,15 @@ class PermissionBroker:
     ) -> None:
         try:
             if self._rich():
-                raw = await self._send_request(
+                reply = self._send_request(
                     "acp/requestPermission",
                     {"sessionId": session.session_id, "toolCall": tool_call, "options": options},
                     pending.msg_id,
                 )
-                pending.answer(self._from_rich(raw, options))
+                self._sent(session, pending)
+                pending.answer(self._from_rich(await reply, options))
             else:
-                raw = await self._send_request(
+                reply = self._send_request(
                     "window/showMessageRequest",
                     {
                         "type": 3,
@@ -200,7 +209,8 @@ class PermissionBroker:
                     },
                     pending.msg_id,
                 )
-                pending.answer(self._from_plain(raw, options))
+                self._sent(session, pending)
+                pending.answer(self._from_plain(await reply, options))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # an editor error is a dismissed prompt, not a hang
@@ -221,7 +231,8 @@ class PermissionBroker:
 
     @staticmethod
     def _from_plain(raw: Any, options: list[JsonObject]) -> PermissionAnswer:
-        title = raw.get("title") if isinstance(raw, dict) else None
+        # a dict from a raw reply, a MessageActionItem from pygls
+        title = raw.get("title") if isinstance(raw, dict) else getattr(raw, "title", None)
         for option in options:
             if title is not None and str(option.get("name", option.get("optionId"))) == title:
                 return PermissionAnswer({"outcome": "selected", "optionId": option["optionId"]})

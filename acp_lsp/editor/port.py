@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -114,16 +114,16 @@ class EditorSide:
     def _schedule(self, delay: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
         return asyncio.get_running_loop().call_later(delay, fn)
 
-    async def _send_request(self, method: str, params: JsonObject, msg_id: str) -> Any:
+    def _send_request(self, method: str, params: JsonObject, msg_id: str) -> Awaitable[Any]:
+        typed: Any = params  # written now; the awaitable is the answer (permissions.SendRequest)
         if method == types.WINDOW_SHOW_MESSAGE_REQUEST:
             typed = types.ShowMessageRequestParams(
                 type=types.MessageType(params["type"]),
                 message=params["message"],
                 actions=[types.MessageActionItem(title=a["title"]) for a in params["actions"]],
             )
-            item = await self.server.protocol.send_request_async(method, typed, msg_id=msg_id)
-            return {"title": item.title} if item is not None else None
-        return await self.server.protocol.send_request_async(method, params, msg_id=msg_id)
+        sent: Awaitable[Any] = self.server.protocol.send_request_async(method, typed, msg_id=msg_id)
+        return sent
 
     def _send_updates(self, method: str, params: JsonObject) -> None:
         self.server.protocol.send_notification_raw(method, params)

@@ -35,11 +35,12 @@ class FakeEditor:
         self.withdrawn: list[str] = []
         self.arrived = asyncio.Event()
 
-    async def send_request(self, method: str, params: JsonObject, msg_id: str) -> Any:
+    def send_request(self, method: str, params: JsonObject, msg_id: str) -> asyncio.Future[Any]:
+        """Sent at the call, as the server's is; the future is the answer."""
         self.prompts[msg_id] = (method, params)
         future = self.answers[msg_id] = asyncio.get_running_loop().create_future()
         self.arrived.set()
-        return await future
+        return future
 
     def withdraw(self, msg_id: str) -> None:
         self.withdrawn.append(msg_id)
@@ -277,6 +278,26 @@ async def test_several_pending_prompts_each_get_exactly_their_own_answer() -> No
     assert (broker.asked, broker.answered) == (3, 3)
     # the status callback saw the count rise to 3 and fall back to 0
     assert [n for _, n in changes] == [1, 2, 3, 2, 1, 0]
+
+
+async def test_the_status_says_a_prompt_waits_only_once_the_editor_has_been_sent_it() -> None:
+    """An editor that shows "needs permission" when the status comes must already have the
+    prompt: the status change follows the request, never precedes it."""
+    editor = FakeEditor()
+    seen: list[tuple[int, int]] = []
+    broker = PermissionBroker(
+        editor.send_request,
+        editor.withdraw,
+        rules=lambda: [],
+        rich_editor=lambda: True,
+        on_change=lambda _session, pending: seen.append((pending, len(editor.prompts))),
+    )
+    task = asyncio.ensure_future(broker.ask(SESSION, call(), OPTIONS))
+    (msg_id,) = await editor.wait_prompts(1)
+    assert seen == [(1, 1)]
+    editor.answer(msg_id, {"outcome": SELECTED_YES})
+    assert (await task).outcome == SELECTED_YES
+    assert seen == [(1, 1), (0, 1)]
 
 
 async def test_cancel_session_answers_its_pending_prompts_cancelled_and_withdraws_them() -> None:
