@@ -4,7 +4,9 @@
 are 1-based, LSP's 0-based), debounced per session (last one wins), only for absolute paths
 of existing files, switchable per session. An edit is followed to its first changed line
 (``follow_edits``). A call is followed when its target is new, not again on every later change
-of the same call. The scheduler is injected so tests need no
+of the same call, save one: an edit that lands while it is still the call followed last is
+shown once more, since the edit moved the editor's view (Neovim's cursor keeps to the line it
+was on, now below the inserted ones). The scheduler is injected so tests need no
 sleeps.
 """
 
@@ -63,6 +65,8 @@ class Follower:
         # (session, toolCallId) -> the target already followed for that call: every change to
         # a call re-sends its locations, and a status change must not jump back to it.
         self._followed: dict[tuple[str, str], tuple[str, int]] = {}
+        self._latest: dict[str, tuple[str, str]] = {}  # session -> the call followed last
+        self._landed: set[tuple[str, str]] = set()  # edits shown once they completed
         self.default = True
         self.jumps = 0
 
@@ -88,9 +92,15 @@ class Follower:
         if target is None:
             return
         key = (session_id, str(tool_call.get("toolCallId")))
-        if self._followed.get(key) == target:
+        landed = tool_call.get("kind") == "edit" and tool_call.get("status") == "completed"
+        if self._followed.get(key) == target and (
+            not landed or key in self._landed or self._latest.get(session_id) != key
+        ):
             return
+        if landed:
+            self._landed.add(key)
         self._followed[key] = target
+        self._latest[session_id] = key
         self._pending[session_id] = target
         timer = self._timers.pop(session_id, None)
         if timer is not None:
@@ -124,5 +134,7 @@ class Follower:
     def forget(self, session_id: str) -> None:
         self._drop(session_id)
         self._enabled.pop(session_id, None)
+        self._latest.pop(session_id, None)
         for key in [k for k in self._followed if k[0] == session_id]:
             del self._followed[key]
+            self._landed.discard(key)

@@ -56,9 +56,10 @@ class Editor:
             notes = self.lua("return vim.tbl_map(function(n) return n.msg end, T.notifications)")
             log = self.lua("return require('acp_lsp.log').lines()")
             chat = self.lua("return T.chat_text()")
+            follow = self.lua("return T.follow()")
             raise AssertionError(
                 f"timed out waiting for: {condition}\nnotifications: {notes}\nlog: {log}\n"
-                f"chat:\n{chat}"
+                f"follow window: {follow}\nchat:\n{chat}"
             )
 
     def poll(self, condition: str, timeout_s: float = 5.0) -> None:

@@ -250,3 +250,40 @@ def test_never_follows_a_file_the_agent_may_not_touch(
     follower.on_tool_call("s", call("2", {"path": outside}), allowed=lambda path: path in allowed)
     clock.advance(1)
     assert shown == [(files["b.py"], 4)]
+
+
+def test_an_edit_that_lands_is_shown_once_more_while_it_is_the_call_followed_last(
+    follower: Follower, clock: FakeClock, shown: list[tuple[str, int]], files: dict[str, str]
+) -> None:
+    """The jump to an edit came before it landed; the edit then moved the editor's view
+    (Neovim's cursor keeps to its line, now below the inserted one). Its completion shows the
+    changed line again, once, and never jumps back to an edit another call has followed."""
+    at = {"path": files["a.py"], "line": 2}
+    follower.on_tool_call("s", call("e1", at, kind="edit", status="pending"))
+    clock.advance(0.2)
+    follower.on_tool_call("s", call("e1", at, kind="edit", status="in_progress"))
+    clock.advance(0.2)
+    assert shown == [(files["a.py"], 1)]
+    follower.on_tool_call("s", call("e1", at, kind="edit", status="completed"))
+    clock.advance(0.2)
+    assert shown == [(files["a.py"], 1)] * 2
+    follower.on_tool_call("s", call("e1", at, kind="edit", status="completed"))
+    clock.advance(0.2)
+    assert len(shown) == 2  # once
+    # another call was followed meanwhile: the edit's landing does not pull the view back
+    follower.on_tool_call("s", call("e2", at, kind="edit", status="pending"))
+    follower.on_tool_call("s", call("r", {"path": files["b.py"], "line": 7}))
+    clock.advance(0.2)
+    follower.on_tool_call("s", call("e2", at, kind="edit", status="completed"))
+    clock.advance(0.2)
+    assert shown[2:] == [(files["b.py"], 6)]
+    # an edit first reported already done is shown once
+    follower.on_tool_call(
+        "s", call("e3", {"path": files["c.py"], "line": 4}, kind="edit", status="completed")
+    )
+    clock.advance(0.2)
+    follower.on_tool_call(
+        "s", call("e3", {"path": files["c.py"], "line": 4}, kind="edit", status="completed")
+    )
+    clock.advance(0.2)
+    assert shown[3:] == [(files["c.py"], 3)]
