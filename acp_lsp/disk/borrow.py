@@ -286,17 +286,22 @@ async def borrow_checkout(root: str, git_dir: Path) -> str | None:
     return user_git
 
 
-async def back_to_the_users_index(git_dir: Path, root: str, user_git: str, paths: set[str]) -> None:
+async def back_to_the_users_index(
+    git_dir: Path, root: str, user_git: str, paths: set[str], made: set[str]
+) -> None:
     """In the shadow index of ``git_dir``, set ``paths`` back to what the user's index holds
-    (a clean file's blob at HEAD; none where it has none): they changed during the first scan,
-    so what the scan read is not their "before"."""
+    (a clean file's blob at HEAD): they changed during the first scan, so what the scan read
+    is not their "before". Of those the user's index lacks, only ``made`` (plainly created
+    during the scan) were not there before; the others keep what the scan read: an untracked
+    file rewritten in place or renamed over was the user's, and a reject of a "creation"
+    would delete it."""
     index = os.path.join(user_git, "index")
     listed = await run_git(
         git_dir, root, "ls-files", "-s", "-z", "--", *sorted(paths), index_file=index
     )
     entries = [e for e in listed.split(b"\0") if e]
     known = {os.fsdecode(e.split(b"\t", 1)[1]) for e in entries}
-    if new := paths - known:  # not in the user's index: not there before
+    if new := (paths - known) & made:
         await run_git(
             git_dir, root, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *sorted(new)
         )

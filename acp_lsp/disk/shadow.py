@@ -314,15 +314,15 @@ class ShadowRepo:
         self._tree = self._index_tree = (await self._git("write-tree")).decode().strip()
 
     async def _before_the_first_scan(self) -> None:
-        """Files that changed while a checkout's first scan ran (an agent already at work) go
-        back, in this first tree, to what the user's index holds (for a clean file, its blob
-        at HEAD), and stay dirty: the next snapshot shows their change as a change."""
+        """Files changed while a checkout's first scan ran (an agent at work) go back in this
+        tree to the user's index (``back_to_the_users_index``) and stay dirty for the next."""
         assert self._watch is not None and self.borrowed is not None
         during = self._watch.take()
         if not during or len(during) > MAX_SETTLED:
             return  # none, an overflow, or a flood (a whole install): not told apart
         self._watch.mark(during)
-        await back_to_the_users_index(self.git_dir, self.root, self.borrowed, during)
+        made = self._watch.created  # of this take: within ``during``
+        await back_to_the_users_index(self.git_dir, self.root, self.borrowed, during, made)
 
     async def _add_all(self) -> None:
         # --ignore-errors: a file that vanishes or cannot be read mid-scan is skipped

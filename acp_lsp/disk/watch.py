@@ -75,6 +75,8 @@ class DirtyWatch:
         self._dirs: dict[int, str] = {}  # watch descriptor -> folder (relative, "" = root)
         self._wds: dict[str, int] = {}
         self._dirty: set[str] = set()
+        self._born: set[str] = set()  # paths whose first change since the take was a creation
+        self.created: set[str] = set()  # of the last take: the paths it found plainly created
         self._lost = False  # an overflow or a watch not added: the next take answers None
         _refuse_unwatchable(root)
         from inotify_simple import INotify
@@ -141,8 +143,8 @@ class DirtyWatch:
         """The dirty paths since the last take (then forgotten), or None when some change may
         have been missed and the folder must be scanned."""
         self.drain()
-        dirty, lost = self._dirty, self._lost
-        self._dirty, self._lost = set(), False
+        dirty, lost, self.created = self._dirty, self._lost, self._born
+        self._dirty, self._lost, self._born = set(), False, set()
         return None if lost else dirty
 
     def mark(self, paths: set[str]) -> None:
@@ -182,6 +184,10 @@ class DirtyWatch:
                     continue
                 if event.mask & flags.ISDIR and event.mask & flags.ATTRIB:
                     continue  # a folder's own mode or times: git keeps none of them
+                # made, not renamed into place (sed -i, an editor's save): not there before,
+                # unless it had changed before (deleted, then made)
+                if event.mask & flags.CREATE and path not in self._dirty:
+                    self._born.add(path)
                 self._dirty.add(path)
                 if event.mask & flags.ISDIR:
                     if event.mask & flags.MOVED_FROM:

@@ -285,6 +285,62 @@ async def test_a_change_made_while_the_first_scan_runs_is_still_a_change(
     assert second == await scanned_tree(repo)
 
 
+async def test_an_untracked_file_rewritten_while_the_first_scan_runs_is_never_a_creation(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the user's untracked files, rewritten by an agent while a checkout's first scan runs:
+    # what they held before is not known (the scan read them after the change), but they
+    # were there: shown as created, a reject of the "creation" would delete the user's file
+    committed(folder)
+    (folder / "notes.txt").write_text("the user's notes\n")
+    (folder / "todo.txt").write_text("the user's list\n")
+    repo = repo_for(folder, tmp_path / "data")
+    real = repo._add_all
+
+    async def scan_meanwhile() -> None:
+        (folder / "notes.txt").write_text("notes, rewritten in place\n")
+        spare = folder / "todo.txt.tmp"
+        spare.write_text("list, renamed over\n")
+        os.replace(spare, folder / "todo.txt")  # sed -i's way, and an editor's save
+        (folder / "made.py").write_text("made during the scan\n")
+        (folder / "fresh").mkdir()
+        (folder / "fresh" / "f.py").write_text("in a folder made during the scan\n")
+        await real()
+
+    monkeypatch.setattr(repo, "_add_all", scan_meanwhile)
+    first = await repo.snapshot()
+    monkeypatch.setattr(repo, "_add_all", real)
+    second = await repo.snapshot()
+    deltas = {os.path.relpath(d.path, folder): d for d in await repo.deltas(first, second)}
+    # made plainly (a file, a folder): not there before; the rewritten ones are not shown
+    assert set(deltas) == {"made.py", "fresh/f.py"}
+    assert all(d.before is None for d in deltas.values())
+    assert (folder / "notes.txt").read_text() == "notes, rewritten in place\n"
+
+
+def test_the_watcher_tells_a_plain_creation_from_a_rewrite_or_a_rename(tmp_path: Path) -> None:
+    (tmp_path / "old.txt").write_text("old\n")
+    (tmp_path / "over.txt").write_text("over\n")
+    (tmp_path / "gone.txt").write_text("gone\n")
+    watcher = watch.DirtyWatch(str(tmp_path))
+    try:
+        (tmp_path / "new.txt").write_text("new\n")
+        (tmp_path / "new.txt").write_text("new, again\n")
+        (tmp_path / "old.txt").write_text("old, rewritten\n")
+        (tmp_path / "tmp").write_text("renamed over\n")
+        os.replace(tmp_path / "tmp", tmp_path / "over.txt")
+        (tmp_path / "gone.txt").unlink()
+        (tmp_path / "gone.txt").write_text("made again\n")  # deleted first: was there
+        (tmp_path / "dir").mkdir()
+        assert watcher.take() == {"new.txt", "old.txt", "tmp", "over.txt", "gone.txt", "dir"}
+        assert watcher.created == {"new.txt", "tmp", "dir"}
+        (tmp_path / "new.txt").write_text("new, a third time\n")
+        assert watcher.take() == {"new.txt"}
+        assert watcher.created == set()  # by then an old file
+    finally:
+        watcher.close()
+
+
 async def test_a_git_stopped_mid_snapshot_leaves_no_lock_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
