@@ -11,6 +11,7 @@ import hashlib
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -260,44 +261,53 @@ def test_a_network_file_system_is_scanned(monkeypatch: pytest.MonkeyPatch, tmp_p
         watch.DirtyWatch(str(tmp_path))
 
 
-async def test_a_change_made_while_the_first_scan_runs_is_still_a_change(
-    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # an agent already at work while a big checkout's first scan runs: its change must not
-    # become part of the "before"
-    committed(folder)
+async def changed_during_the_first_scan(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: Callable[[], None]
+) -> tuple[ShadowRepo, dict[str, Any]]:
+    """The deltas between a checkout's first snapshot, during whose scan ``change`` ran (an
+    agent already at work), and the next snapshot, by path relative to the folder."""
     repo = repo_for(folder, tmp_path / "data")
     real = repo._add_all
 
     async def scan_meanwhile() -> None:
-        (folder / "src" / "a.py").write_text("a = 2, written during the scan\n")
-        (folder / "made.py").write_text("made during the scan\n")
+        change()
         await real()
 
     monkeypatch.setattr(repo, "_add_all", scan_meanwhile)
     first = await repo.snapshot()
     monkeypatch.setattr(repo, "_add_all", real)
     second = await repo.snapshot()
-    deltas = {os.path.relpath(d.path, folder): d for d in await repo.deltas(first, second)}
+    assert second == await scanned_tree(repo)
+    return repo, {os.path.relpath(d.path, folder): d for d in await repo.deltas(first, second)}
+
+
+async def test_a_change_made_while_the_first_scan_runs_is_still_a_change(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # its change must not become part of the "before"
+    committed(folder)
+
+    def change() -> None:
+        (folder / "src" / "a.py").write_text("a = 2, written during the scan\n")
+        (folder / "made.py").write_text("made during the scan\n")
+
+    repo, deltas = await changed_during_the_first_scan(folder, tmp_path, monkeypatch, change)
     assert set(deltas) == {"src/a.py", "made.py"}
     assert await repo.blob(deltas["src/a.py"].before or "") == b"a = 1\n"  # HEAD's
     assert deltas["made.py"].before is None
-    assert second == await scanned_tree(repo)
 
 
 async def test_an_untracked_file_rewritten_while_the_first_scan_runs_is_never_a_creation(
     folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # the user's untracked files, rewritten by an agent while a checkout's first scan runs:
-    # what they held before is not known (the scan read them after the change), but they
-    # were there: shown as created, a reject of the "creation" would delete the user's file
+    # the user's untracked files, rewritten meanwhile: what they held before is not known
+    # (the scan read them after the change), but they were there: shown as created, a reject
+    # of the "creation" would delete the user's file
     committed(folder)
     (folder / "notes.txt").write_text("the user's notes\n")
     (folder / "todo.txt").write_text("the user's list\n")
-    repo = repo_for(folder, tmp_path / "data")
-    real = repo._add_all
 
-    async def scan_meanwhile() -> None:
+    def change() -> None:
         (folder / "notes.txt").write_text("notes, rewritten in place\n")
         spare = folder / "todo.txt.tmp"
         spare.write_text("list, renamed over\n")
@@ -305,17 +315,18 @@ async def test_an_untracked_file_rewritten_while_the_first_scan_runs_is_never_a_
         (folder / "made.py").write_text("made during the scan\n")
         (folder / "fresh").mkdir()
         (folder / "fresh" / "f.py").write_text("in a folder made during the scan\n")
-        await real()
 
-    monkeypatch.setattr(repo, "_add_all", scan_meanwhile)
-    first = await repo.snapshot()
-    monkeypatch.setattr(repo, "_add_all", real)
-    second = await repo.snapshot()
-    deltas = {os.path.relpath(d.path, folder): d for d in await repo.deltas(first, second)}
+    _, deltas = await changed_during_the_first_scan(folder, tmp_path, monkeypatch, change)
     # made plainly (a file, a folder): not there before; the rewritten ones are not shown
     assert set(deltas) == {"made.py", "fresh/f.py"}
     assert all(d.before is None for d in deltas.values())
     assert (folder / "notes.txt").read_text() == "notes, rewritten in place\n"
+    assert git(folder, "status", "--porcelain").decode().splitlines() == [
+        "?? fresh/",
+        "?? made.py",
+        "?? notes.txt",
+        "?? todo.txt",
+    ]  # untracked, as the test means
 
 
 def test_the_watcher_tells_a_plain_creation_from_a_rewrite_or_a_rename(tmp_path: Path) -> None:
