@@ -4,7 +4,9 @@
 
 import * as path from "node:path";
 import * as vscode from "vscode";
+import type { ChatController } from "../../chat/controller";
 import type { ChatPanel } from "../../chat/panel";
+import type { AcpLspApi } from "../../extension";
 import type { HostToWebview } from "../../model/messages";
 import { isOpen, sessionLabel } from "../../model/sessionList";
 import { messageText } from "../../model/queries";
@@ -80,9 +82,24 @@ async function openRecorded(sessionId: string): Promise<{ tab: ChatPanel; seen: 
   return { tab, seen };
 }
 
-/** Focus moved while tabs opened: let the real webviews' own "focused" messages land first. */
-function focusSettled(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 500));
+/** Focus moved (a tab opened, a switch revealed the side bar): let the real webviews' own
+ * "focused" reports land before the test clicks into a chat, or a late one takes "last used"
+ * from the chat clicked. A report comes a moment after the focus moves, seconds later under
+ * load: wait until `focused` (the chat that took the focus) has reported, at most 10 s, then
+ * for half a second without another report. */
+async function focusSettled(a: AcpLspApi, focused: ChatController): Promise<void> {
+  let quietSince = Date.now();
+  const sub = a.lastUsed.onDidChange(() => (quietSince = Date.now()));
+  const start = Date.now();
+  try {
+    await waitFor(
+      () => (a.lastUsed.current === focused || Date.now() - start > 10_000) && Date.now() - quietSince >= 500,
+      "the chats' focus reports to settle",
+      20_000,
+    );
+  } finally {
+    sub.dispose();
+  }
 }
 
 async function named(title: string): Promise<ChatSession> {
@@ -216,7 +233,10 @@ test("palette commands act on the chat last used: a focused tab's session, then 
   const first = await openTab(active.sessionId);
   const tab = await openTab(pinned.sessionId);
   await vscode.commands.executeCommand("acpLsp.switchSession", active.sessionId);
-  await focusSettled();
+  await focusSettled(a, a.chat);
+  const reports: string[] = []; // which chat took "last used" from here on, for a failure
+  const who = (chat: ChatController): string => (chat === a.chat ? "side bar" : chat === tab.controller ? "tab" : chat === first.controller ? "first tab" : "other");
+  const watching = a.lastUsed.onDidChange((chat) => reports.push(who(chat)));
 
   // The user clicks into the second tab (its webview says so).
   await tab.controller.handle({ type: "focused" });
@@ -229,8 +249,9 @@ test("palette commands act on the chat last used: a focused tab's session, then 
   // failed once in seven runs (run 7, docs/testing.md): say which session took the name
   await waitFor(() => current(a, pinned.sessionId).title === "Renamed from the palette", "the tab's session renamed").catch((error: Error) => {
     const lastUsed = a.lastUsed.current === tab.controller ? "the tab" : "another chat";
-    throw new Error(`${error.message}: tab "${current(a, pinned.sessionId).title}", side bar "${current(a, active.sessionId).title}", last used ${lastUsed}`);
+    throw new Error(`${error.message}: tab "${current(a, pinned.sessionId).title}", side bar "${current(a, active.sessionId).title}", last used ${lastUsed}; reports ${reports.join(", ")}`);
   });
+  watching.dispose();
   assertEqual(current(a, active.sessionId).title, "Side bar session", "the active session keeps its name");
   assertEqual(a.store.activeId, active.sessionId, "the active session did not change");
   // The side bar's title bar acts on its own session, whichever chat was used last.
@@ -309,7 +330,7 @@ test("New Session and Fork Session started from a chat tab land in that tab; the
     const pinned = await a.chat.newSession("forker");
     await vscode.commands.executeCommand("acpLsp.switchSession", sideBar.sessionId);
     const { tab, seen } = await openRecorded(pinned.sessionId);
-    await focusSettled();
+    await focusSettled(a, tab.controller);
     const sessionShown = (): string | undefined => {
       const last = [...seen].reverse().find((m) => m.type === "session");
       return last?.type === "session" ? last.session?.sessionId : undefined;
@@ -354,7 +375,7 @@ test("the status bar shows the session of the chat last used: a focused tab's, t
   const inTab = await named("Status in the tab");
   const active = await named("Status in the side bar");
   const tab = await openTab(inTab.sessionId);
-  await focusSettled();
+  await focusSettled(a, tab.controller);
   await a.chat.handle({ type: "focused" });
   assert(a.statusBar.text.includes("Status in the side bar"), `the side bar's session: ${a.statusBar.text}`);
   await tab.controller.handle({ type: "focused" });
