@@ -486,6 +486,9 @@ test("follow-along opens the file the agent works on at the line, and can be swi
   const answers = answerPermissions(a, allow);
   const jumps: { uri: string; line: number; shown: boolean }[] = [];
   const sub = a.server.onDidFollow((jump) => jumps.push(jump));
+  // The prompt names its file: the active file as context would win with the demo agent, and a
+  // jump of the test before (its turn's last, 200 ms after it) can open one after closeAllEditors.
+  await a.chat.handle({ type: "includeContext", enabled: false });
   try {
     await a.chat.sendPrompt("Look at follow/target.py please");
     const editor = await waitFor(
@@ -513,6 +516,8 @@ test("follow-along opens the file the agent works on at the line, and can be swi
     );
     await a.chat.setFollow(true);
   } finally {
+    const setting = vscode.workspace.getConfiguration("acpLsp").get<boolean>("chat.includeActiveFile", true);
+    await a.chat.handle({ type: "includeContext", enabled: setting });
     sub.dispose();
     answers.dispose();
   }
