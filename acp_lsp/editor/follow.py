@@ -62,11 +62,11 @@ class Follower:
         self._enabled: dict[str, bool] = {}
         self._pending: dict[str, tuple[str, int]] = {}
         self._timers: dict[str, Handle] = {}
-        # (session, toolCallId) -> the target already followed for that call: every change to
-        # a call re-sends its locations, and a status change must not jump back to it.
-        self._followed: dict[tuple[str, str], tuple[str, int]] = {}
+        # (session, toolCallId) -> the target already followed for that call, and whether it was
+        # shown as a completed edit: every change to a call re-sends its locations, and a
+        # status change must not jump back to it.
+        self._followed: dict[tuple[str, str], tuple[tuple[str, int], bool]] = {}
         self._latest: dict[str, tuple[str, str]] = {}  # session -> the call followed last
-        self._landed: set[tuple[str, str]] = set()  # edits shown once they completed
         self.default = True
         self.jumps = 0
 
@@ -93,13 +93,12 @@ class Follower:
             return
         key = (session_id, str(tool_call.get("toolCallId")))
         landed = tool_call.get("kind") == "edit" and tool_call.get("status") == "completed"
-        if self._followed.get(key) == target and (
-            not landed or key in self._landed or self._latest.get(session_id) != key
+        followed, shown_landed = self._followed.get(key, (None, False))
+        if followed == target and (
+            not landed or shown_landed or self._latest.get(session_id) != key
         ):
             return
-        if landed:
-            self._landed.add(key)
-        self._followed[key] = target
+        self._followed[key] = (target, landed or shown_landed)
         self._latest[session_id] = key
         self._pending[session_id] = target
         timer = self._timers.pop(session_id, None)
@@ -137,4 +136,3 @@ class Follower:
         self._latest.pop(session_id, None)
         for key in [k for k in self._followed if k[0] == session_id]:
             del self._followed[key]
-            self._landed.discard(key)

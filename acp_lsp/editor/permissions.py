@@ -190,27 +190,19 @@ class PermissionBroker:
     ) -> None:
         try:
             if self._rich():
-                reply = self._send_request(
-                    "acp/requestPermission",
-                    {"sessionId": session.session_id, "toolCall": tool_call, "options": options},
-                    pending.msg_id,
-                )
-                self._sent(session, pending)
-                pending.answer(self._from_rich(await reply, options))
+                method, read = "acp/requestPermission", self._from_rich
+                params: JsonObject = {
+                    "sessionId": session.session_id,
+                    "toolCall": tool_call,
+                    "options": options,
+                }
             else:
-                reply = self._send_request(
-                    "window/showMessageRequest",
-                    {
-                        "type": 3,
-                        "message": describe(tool_call),
-                        "actions": [
-                            {"title": str(o.get("name", o.get("optionId")))} for o in options
-                        ],
-                    },
-                    pending.msg_id,
-                )
-                self._sent(session, pending)
-                pending.answer(self._from_plain(await reply, options))
+                method, read = "window/showMessageRequest", self._from_plain
+                actions = [{"title": str(o.get("name", o.get("optionId")))} for o in options]
+                params = {"type": 3, "message": describe(tool_call), "actions": actions}
+            reply = self._send_request(method, params, pending.msg_id)
+            self._sent(session, pending)
+            pending.answer(read(await reply, options))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # an editor error is a dismissed prompt, not a hang
