@@ -19,6 +19,12 @@ for arg in "$@"; do
     if [[ "$arg" == "--quick" ]]; then quick=1; else args+=("$arg"); fi
 done
 
+# The tests write bytecode, whatever the shell says (some CI images set this): otherwise
+# every server and agent a test starts compiles acp_lsp from source again (0.1 s of CPU
+# each), and every pytest process rewrites the asserts of every test module it collects
+# (half of its collection time)
+unset PYTHONDONTWRITEBYTECODE
+
 LOGS="$(mktemp -d "${TMPDIR:-/tmp}/acp-lsp-tests.XXXXXX")"
 trap 'rm -rf "$LOGS"' EXIT
 declare -A JOBS=()
@@ -92,20 +98,12 @@ neovim_tools() {
     bash editors/neovim/scripts/install-tui-tools.sh
 }
 
-bytecode() {
-    # every test starts servers and agents: with PYTHONDONTWRITEBYTECODE set (as on some CI
-    # images) each would compile acp_lsp's modules from source again, about 0.1 s of CPU
-    # per process; compileall writes the .pyc files whatever that variable says
-    "$PY" -m compileall -q acp_lsp tests >/dev/null
-}
-
 t_setup="$(now)"
-start bytecode bytecode
 start lint lint
 start types types
 start peers bash scripts/fetch-test-peers.sh
 if ((quick)); then
-    finish peers bytecode lint types
+    finish peers lint types
 else
     start debian debian
     start agents bash scripts/fetch-agents.sh
@@ -114,7 +112,7 @@ else
     fi
     start neovim-tools neovim_tools
     start emacs bash scripts/install-emacs.sh
-    steps=(peers debian agents neovim-tools emacs bytecode lint types)
+    steps=(peers debian agents neovim-tools emacs lint types)
     [[ -n "${JOBS[vscode]:-}" ]] && steps+=(vscode)
     finish "${steps[@]}"
     [[ -f "$LOGS/acp-lsp.vsix" ]] && export ACP_LSP_TEST_VSIX="$LOGS/acp-lsp.vsix"
